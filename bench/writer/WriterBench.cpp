@@ -1,0 +1,127 @@
+//===- WriterBench.cpp - ArchiveWriter throughput -------------------------===//
+//
+// kpack-writer-bench [-j N] [-l LEVEL] [--raw DIR] OUT.kpack INPUT...
+//
+// Each INPUT that holds offload bundles (a dumped .hip_fatbin section) adds
+// its device code objects as entries "<input>#<bundle>" / <target id>; any
+// other INPUT is one entry. The code objects are decoded first (not timed),
+// then written with the zstd-per-kernel scheme; the time of ArchiveWriter::
+// write is reported. --raw DIR writes the code objects to DIR, one file each
+// (N.co) and concatenated (all.bin), to time the zstd command line on the
+// same bytes (see docs/benchmarks.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kpack/ArchiveWriter.h"
+#include "kpack/AtomicFile.h"
+#include "kpack/BundleCodec.h"
+
+#include <chrono>
+#include <sys/resource.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+using namespace kpack;
+
+static int fail(const std::string &Msg) {
+  std::fprintf(stderr, "error: %s\n", Msg.c_str());
+  return 1;
+}
+
+int main(int Argc, char **Argv) {
+  ArchiveWriterOptions Opts{"bench", "bench"};
+  std::string Out, Raw;
+  std::vector<std::string> Inputs;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    if ((A == "-j" || A == "-l" || A == "--raw") && I + 1 < Argc) {
+      std::string V = Argv[++I];
+      if (A == "-j")
+        Opts.Threads = static_cast<unsigned>(std::strtoul(V.c_str(), nullptr, 10));
+      else if (A == "-l")
+        Opts.ZstdLevel = std::atoi(V.c_str());
+      else
+        Raw = V;
+    } else if (Out.empty()) {
+      Out = A;
+    } else {
+      Inputs.push_back(A);
+    }
+  }
+  if (Out.empty() || Inputs.empty())
+    return fail("usage: kpack-writer-bench [-j N] [-l LEVEL] [--raw DIR] "
+                "OUT.kpack INPUT...");
+
+  std::vector<std::vector<uint8_t>> Objects;
+  std::vector<std::pair<std::string, std::string>> Names;
+  for (const std::string &Path : Inputs) {
+    std::ifstream In(Path, std::ios::binary);
+    if (!In)
+      return fail("cannot read '" + Path + "'");
+    std::vector<uint8_t> Bytes((std::istreambuf_iterator<char>(In)), {});
+    if (!isBundle(Bytes.data(), Bytes.size())) {
+      Names.push_back({Path, "gfx000"});
+      Objects.push_back(std::move(Bytes));
+      continue;
+    }
+    std::vector<Bundle> Bundles;
+    if (Status S = decodeBundleSection(Bytes.data(), Bytes.size(), Bundles))
+      return fail(Path + ": " + S.message());
+    for (size_t B = 0; B < Bundles.size(); ++B)
+      for (const BundleEntry *E : Bundles[B].deviceEntries()) {
+        Names.push_back({Path + "#" + std::to_string(B), E->TargetId});
+        const uint8_t *P = Bundles[B].payload(*E);
+        Objects.emplace_back(P, P + E->Size);
+      }
+  }
+
+  ArchiveWriter W(Opts);
+  uint64_t Total = 0;
+  std::vector<uint8_t> Concat;
+  for (size_t I = 0; I < Objects.size(); ++I) {
+    if (Status S = W.addEntry(Names[I].first, Names[I].second,
+                              EntrySource::fromBytes(Objects[I].data(),
+                                                     Objects[I].size())))
+      return fail(S.message());
+    Total += Objects[I].size();
+    if (Raw.empty())
+      continue;
+    Concat.insert(Concat.end(), Objects[I].begin(), Objects[I].end());
+    if (Status S = writeFileAtomically(Raw + "/" + std::to_string(I) + ".co",
+                                       Objects[I].data(), Objects[I].size()))
+      return fail(S.message());
+  }
+  if (!Raw.empty())
+    if (Status S = writeFileAtomically(Raw + "/all.bin", Concat.data(),
+                                       Concat.size()))
+      return fail(S.message());
+
+  // CPU time as well as wall time: on a loaded machine only the former is
+  // comparable between runs.
+  auto CpuSeconds = [] {
+    struct rusage U;
+    getrusage(RUSAGE_SELF, &U);
+    return U.ru_utime.tv_sec + U.ru_stime.tv_sec +
+           (U.ru_utime.tv_usec + U.ru_stime.tv_usec) / 1e6;
+  };
+  double CpuStart = CpuSeconds();
+  auto Start = std::chrono::steady_clock::now();
+  ArchiveWriteStats Stats;
+  if (Status S = W.write(Out, &Stats))
+    return fail(S.message());
+  double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              Start).count();
+  double Cpu = CpuSeconds() - CpuStart;
+  std::printf("entries %llu, input %.1f MiB, archive %.1f MiB (%.2fx), "
+              "%.3f s wall, %.3f s cpu, %.1f MiB/s\n",
+              static_cast<unsigned long long>(Stats.Entries), Total / 1048576.0,
+              Stats.FileBytes / 1048576.0,
+              Stats.FileBytes ? double(Total) / Stats.FileBytes : 0.0, Secs, Cpu,
+              Total / 1048576.0 / Secs);
+  return 0;
+}

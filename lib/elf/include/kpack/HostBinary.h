@@ -1,0 +1,136 @@
+//===- kpack/HostBinary.h - HIP device code in host ELF files ---*- C++ -*-===//
+//
+// Read-only analysis of an x86-64 ELF host binary (linked executable, shared
+// library or relocatable object): where .hip_fatbin is, which offload bundles
+// it holds, which fat binary wrappers .hipFatBinSegment holds, and where each
+// wrapper's `binary` pointer lives and what it points at (FORMAT.md §2, §3).
+//
+// The analysis keeps no views into the image: bundles are summarized (entries
+// and offsets, no payload copies) so that a 1.3 GB library costs little
+// memory; decodeBundleAt() decodes one bundle on demand.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_HOSTBINARY_H
+#define KPACK_HOSTBINARY_H
+
+#include "kpack/BundleCodec.h"
+#include "kpack/Metadata.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kpack {
+
+constexpr uint32_t HIPFMagic = 0x48495046; ///< wrapper -> offload bundle
+constexpr uint32_t HIPKMagic = 0x4B504948; ///< wrapper -> kpack metadata
+constexpr uint64_t WrapperSize = 24;
+
+/// How a wrapper's `binary` pointer is stored in the file.
+enum class PointerStyle {
+  RelaRelative,     ///< addend of an R_X86_64_RELATIVE in .rela.dyn (PIE/DSO)
+  RelrInPlace,      ///< value in place, relocated through .relr.dyn
+  AbsoluteInPlace,  ///< value in place, no dynamic relocation (non-PIE)
+  ObjectRelocation, ///< relocatable object: a static relocation (read only)
+};
+const char *pointerStyleName(PointerStyle Style);
+
+/// One `__CudaFatBinaryWrapper` in .hipFatBinSegment.
+struct WrapperInfo {
+  uint64_t Address = 0;    ///< vaddr (section offset in a relocatable object)
+  uint64_t FileOffset = 0; ///< file offset of the 24 wrapper bytes
+  uint32_t Magic = 0;
+  uint32_t Version = 0;
+  uint64_t Reserved1 = 0;
+
+  PointerStyle Style = PointerStyle::AbsoluteInPlace;
+  /// The resolved `binary` pointer (vaddr; .hip_fatbin-relative offset plus
+  /// the section address for relocatable objects). 0 if unresolved.
+  uint64_t Target = 0;
+  /// RelaRelative: file offset of the Elf64_Rela entry whose addend holds the
+  /// pointer. Other styles: unused (the pointer is at FileOffset + 8).
+  uint64_t RelaFileOffset = 0;
+
+  /// HIPF: index into HostBinary::Bundles of the bundle Target points at
+  /// (matched by address), or -1.
+  int BundleIndex = -1;
+  /// HIPK: the metadata at Target, if it could be read and parsed.
+  std::optional<KpackMetadata> Ref;
+  std::string RefError; ///< why Ref is empty for a HIPK wrapper
+
+  bool isHIPF() const { return Magic == HIPFMagic; }
+  bool isHIPK() const { return Magic == HIPKMagic; }
+  /// The code-object index N of a HIPK wrapper (u32 in the low half).
+  uint32_t kpackIndex() const { return static_cast<uint32_t>(Reserved1); }
+};
+
+/// One offload bundle found in .hip_fatbin; payload bytes are not kept.
+struct BundleInfo {
+  uint64_t SectionOffset = 0; ///< from the start of .hip_fatbin
+  uint64_t Address = 0;       ///< vaddr (section offset in objects)
+  uint64_t FileOffset = 0;
+  uint64_t EncodedSize = 0; ///< bytes occupied in the section
+  BundleCompression Compression = BundleCompression::None;
+  unsigned CcobVersion = 0; ///< 1..3 for CCOB, 0 if uncompressed
+  uint64_t UncompressedSize = 0;
+  /// Entries (host entry included). For uncompressed bundles a payload is at
+  /// FileOffset + Entry.Offset in the image.
+  std::vector<BundleEntry> Entries;
+};
+
+/// A section's placement.
+struct SectionSpan {
+  uint64_t Index = 0;
+  uint64_t Address = 0;
+  uint64_t FileOffset = 0;
+  uint64_t Size = 0;
+};
+
+enum class HostFileKind { Executable, SharedObject, Relocatable };
+
+struct HostBinary {
+  HostFileKind Kind = HostFileKind::SharedObject;
+  bool IsPIE = false;                ///< ET_DYN with PT_INTERP or DF_1_PIE
+  std::optional<SectionSpan> Fatbin; ///< .hip_fatbin
+  std::optional<SectionSpan> WrapperSection;  ///< .hipFatBinSegment
+  std::optional<SectionSpan> KpackRefSection; ///< .rocm_kpack_ref
+  std::vector<BundleInfo> Bundles;            ///< in section order
+  std::vector<WrapperInfo> Wrappers;          ///< in section order
+
+  bool hasDeviceCode() const { return !Bundles.empty(); }
+  bool hasHIPK() const;
+  bool hasHIPF() const;
+  /// Index into Bundles of the bundle starting at Address, or -1.
+  int bundleAt(uint64_t Address) const;
+};
+
+struct AnalyzeOptions {
+  /// Called after each bundle has been read, with its file range: a caller
+  /// that mapped a large file can release those pages (madvise) so that
+  /// resident memory stays bounded.
+  std::function<void(uint64_t FileOffset, uint64_t Size)> BundleScanned;
+};
+
+/// Analyzes an ELF64LE x86-64 image. Errors: not ELF, wrong class/machine,
+/// malformed headers, undecodable bundles, wrappers outside the file. A file
+/// without device code is not an error (empty Bundles/Wrappers).
+llvm::Expected<HostBinary> analyzeHostBinary(llvm::MemoryBufferRef Image,
+                                             const AnalyzeOptions &Opts = {});
+
+/// Decodes bundle B of Host from Image (copies and, for CCOB, decompresses).
+llvm::Error decodeBundleAt(llvm::MemoryBufferRef Image, const BundleInfo &B,
+                           Bundle &Out);
+
+/// Maps a vaddr to a file offset through the PT_LOAD segments of a linked
+/// image; std::nullopt if not file-backed.
+std::optional<uint64_t> fileOffsetOfAddress(llvm::MemoryBufferRef Image,
+                                            uint64_t Address, uint64_t Size);
+
+} // namespace kpack
+
+#endif

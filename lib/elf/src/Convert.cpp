@@ -1,0 +1,251 @@
+//===- Convert.cpp - Legacy fat binary -> kpack conversion ----------------===//
+
+#include "kpack/Convert.h"
+
+#include "kpack/AtomicFile.h"
+#include "kpack/HostBinary.h"
+#include "kpack/Metadata.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include <sys/mman.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+using namespace llvm;
+using namespace kpack;
+
+namespace {
+
+Error makeError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+std::string absolute(StringRef Path) {
+  SmallString<256> P(Path);
+  sys::fs::make_absolute(P);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+/// Path of To relative to the directory FromDir (both absolute).
+std::string relativePath(StringRef FromDir, StringRef To) {
+  SmallVector<StringRef, 16> From(sys::path::begin(FromDir),
+                                  sys::path::end(FromDir));
+  SmallVector<StringRef, 16> Dest(sys::path::begin(To), sys::path::end(To));
+  size_t Common = 0;
+  while (Common < From.size() && Common + 1 < Dest.size() &&
+         From[Common] == Dest[Common])
+    ++Common;
+  SmallString<256> Rel;
+  for (size_t I = Common; I < From.size(); ++I)
+    sys::path::append(Rel, "..");
+  for (size_t I = Common; I < Dest.size(); ++I)
+    sys::path::append(Rel, Dest[I]);
+  return std::string(Rel);
+}
+
+Error writeOrError(ArchiveWriter &W, const std::string &Path,
+                   ConvertedArchive &Info) {
+  ArchiveWriteStats Stats;
+  if (Status S = W.write(Path, &Stats))
+    return makeError("cannot write archive '" + Path + "': " + S.message());
+  Info.Path = Path;
+  Info.Entries = Stats.Entries;
+  Info.OriginalBytes = Stats.OriginalBytes;
+  Info.FileBytes = Stats.FileBytes;
+  return Error::success();
+}
+
+/// Drops the whole pages of [Offset, Offset + Size) of a read-only mapped
+/// Image from this process (they stay in the page cache).
+void releasePages(MemoryBufferRef Image, uint64_t Offset, uint64_t Size) {
+  const uint64_t Page = sys::Process::getPageSizeEstimate();
+  uintptr_t Begin =
+      reinterpret_cast<uintptr_t>(Image.getBufferStart()) + Offset;
+  uintptr_t End = Begin + Size;
+  Begin = alignTo(Begin, Page);
+  End = alignDown(End, Page);
+  if (Begin < End)
+    ::madvise(reinterpret_cast<void *>(Begin), End - Begin, MADV_DONTNEED);
+}
+
+} // namespace
+
+Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
+  auto Progress = [&](const std::string &Phase) {
+    if (Opts.Progress)
+      Opts.Progress(Phase);
+  };
+  if (Opts.Input.empty() || Opts.Output.empty())
+    return makeError("an input and an output file are required");
+  if (Opts.KpackOutput.empty() == Opts.KpackDir.empty())
+    return makeError("exactly one of --kpack-output and --kpack-dir is "
+                     "required");
+
+  auto Buf = MemoryBuffer::getFile(Opts.Input, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return makeError(Buf.getError().message());
+  MemoryBufferRef Image = (*Buf)->getMemBufferRef();
+
+  ConvertResult Result;
+  Result.InputBytes = Image.getBufferSize();
+  Progress("analyzing");
+  // Pages of a mapped input are dropped once read, so that resident memory
+  // does not grow with the size of .hip_fatbin.
+  AnalyzeOptions AO;
+  if ((*Buf)->getBufferKind() == MemoryBuffer::MemoryBuffer_MMap)
+    AO.BundleScanned = [&](uint64_t Offset, uint64_t Size) {
+      releasePages(Image, Offset, Size);
+    };
+  auto Host = analyzeHostBinary(Image, AO);
+  if (!Host)
+    return Host.takeError();
+  if (Host->Kind == HostFileKind::Relocatable)
+    return makeError("'" + Opts.Input +
+                     "' is a relocatable object; convert the linked binary");
+  if (Host->hasHIPK()) {
+    Result.Outcome = ConvertOutcome::AlreadyConverted;
+    return Result;
+  }
+  if (!Host->hasDeviceCode() || Host->Wrappers.empty()) {
+    Result.Outcome = ConvertOutcome::NoDeviceCode;
+    return Result;
+  }
+  Result.Bundles = Host->Bundles.size();
+  Result.Wrappers = Host->Wrappers.size();
+
+  const std::string OutputAbs = absolute(Opts.Output);
+  const std::string OutputDir = sys::path::parent_path(OutputAbs).str();
+  std::string Name = Opts.KernelName.empty()
+                         ? sys::path::filename(OutputAbs).str()
+                         : Opts.KernelName;
+  if (Name.empty())
+    return makeError("the kpack name is empty");
+
+  // Archive paths and the search paths that find them.
+  std::map<std::string, std::string> ArchiveFor; // target ID -> path
+  std::set<std::string> Targets;
+  for (const BundleInfo &B : Host->Bundles)
+    for (const BundleEntry &E : B.Entries)
+      if (E.isDevice()) {
+        if (E.TargetId.empty())
+          return makeError("bundle entry '" + E.Id + "' has no target ID");
+        Targets.insert(E.TargetId);
+      }
+  std::vector<std::string> SearchPaths = Opts.SearchPaths;
+  if (!Opts.KpackDir.empty()) {
+    std::string Dir = absolute(Opts.KpackDir);
+    for (const std::string &T : Targets) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, Name + "_" + T + ".kpack");
+      ArchiveFor[T] = std::string(P);
+    }
+    if (SearchPaths.empty()) {
+      SmallString<256> Pattern(Dir);
+      sys::path::append(Pattern, Name + "_@GFXARCH@.kpack");
+      SearchPaths.push_back(relativePath(OutputDir, Pattern));
+    }
+    if (std::error_code EC = sys::fs::create_directories(Dir))
+      return makeError("cannot create '" + Dir + "': " + EC.message());
+  } else {
+    std::string Path = absolute(Opts.KpackOutput);
+    if (SearchPaths.empty())
+      SearchPaths.push_back(relativePath(OutputDir, Path));
+    if (Path == OutputAbs || Path == absolute(Opts.Input))
+      return makeError("the archive would overwrite a host binary");
+    if (std::error_code EC =
+            sys::fs::create_directories(sys::path::parent_path(Path)))
+      return makeError("cannot create the directory of '" + Path +
+                       "': " + EC.message());
+  }
+
+  if (std::error_code EC =
+          sys::fs::create_directories(sys::path::parent_path(OutputAbs)))
+    return makeError("cannot create the directory of '" + Opts.Output +
+                     "': " + EC.message());
+
+  KpackMetadata Meta{Name, SearchPaths};
+  std::vector<uint8_t> MetaBytes;
+  if (Status S = encodeKpackMetadata(Meta, MetaBytes))
+    return makeError("kpack metadata: " + S.message());
+
+  // The host binary first: it is verified before anything is written.
+  Progress("rewriting the host binary");
+  auto NewImage = rewriteHostBinary(Image, *Host, MetaBytes);
+  if (!NewImage)
+    return NewImage.takeError();
+
+  // Archive entries: code objects of uncompressed bundles are read straight
+  // from the input file; compressed bundles are decoded once.
+  auto Writer = [&](const std::string &Family) {
+    ArchiveWriterOptions WO;
+    WO.GroupName = Opts.GroupName.empty() ? Name : Opts.GroupName;
+    WO.GfxArchFamily = Opts.Family.empty() ? Family : Opts.Family;
+    WO.Compression = Opts.Compression;
+    WO.ZstdLevel = Opts.Level;
+    WO.Threads = Opts.Threads;
+    return std::make_unique<ArchiveWriter>(WO);
+  };
+  std::map<std::string, std::unique_ptr<ArchiveWriter>> Writers;
+  if (!Opts.KpackDir.empty())
+    for (const std::string &T : Targets)
+      Writers[T] = Writer(T);
+  else
+    Writers[""] = Writer(Targets.size() == 1 ? *Targets.begin() : "multi");
+
+  std::vector<std::unique_ptr<Bundle>> Decoded;
+  Progress("collecting code objects");
+  for (size_t I = 0; I < Host->Bundles.size(); ++I) {
+    const BundleInfo &B = Host->Bundles[I];
+    const Bundle *Payloads = nullptr;
+    if (B.Compression != BundleCompression::None) {
+      auto D = std::make_unique<Bundle>();
+      if (Error E = decodeBundleAt(Image, B, *D))
+        return std::move(E);
+      Payloads = D.get();
+      Decoded.push_back(std::move(D));
+    }
+    const std::string Key = Name + "#" + std::to_string(I);
+    const auto &Entries = Payloads ? Payloads->Entries : B.Entries;
+    for (const BundleEntry &E : Entries) {
+      if (!E.isDevice())
+        continue;
+      EntrySource Src =
+          Payloads ? EntrySource::fromBytes(Payloads->payload(E), E.Size)
+                   : EntrySource::fromFileRange(
+                         Opts.Input, B.FileOffset + E.Offset, E.Size);
+      ArchiveWriter &W = *Writers[Opts.KpackDir.empty() ? "" : E.TargetId];
+      if (Status S = W.addEntry(Key, E.TargetId, std::move(Src)))
+        return makeError("bundle " + Twine(I) + ": " + S.message());
+      ++Result.CodeObjects;
+    }
+  }
+
+  for (auto &[Target, W] : Writers) {
+    std::string Path =
+        Target.empty() ? absolute(Opts.KpackOutput) : ArchiveFor[Target];
+    Progress("writing " + Path);
+    ConvertedArchive Info;
+    if (Error E = writeOrError(*W, Path, Info))
+      return std::move(E);
+    Result.Archives.push_back(std::move(Info));
+  }
+
+  Progress("writing " + Opts.Output);
+  AtomicFileOptions FileOpts;
+  FileOpts.ModeFrom = Opts.Input;
+  if (Status S = writeFileAtomically(Opts.Output, NewImage->data(),
+                                     NewImage->size(), FileOpts))
+    return makeError("cannot write '" + Opts.Output + "': " + S.message());
+  Result.OutputBytes = NewImage->size();
+  return Result;
+}

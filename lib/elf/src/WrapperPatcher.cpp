@@ -1,0 +1,76 @@
+//===- WrapperPatcher.cpp - Turn HIPF wrappers into HIPK ------------------===//
+
+#include "kpack/WrapperPatcher.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Endian.h"
+
+using namespace llvm;
+using namespace kpack;
+namespace endian = llvm::support::endian;
+
+static Error makeError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+Error kpack::patchWrapperToHIPK(MutableArrayRef<uint8_t> Image,
+                                const WrapperLocation &Loc, uint64_t NewTarget,
+                                uint32_t Index) {
+  if (Loc.Style == PointerStyle::ObjectRelocation)
+    return makeError("cannot patch a wrapper in a relocatable object");
+  if (Loc.FileOffset > Image.size() ||
+      Image.size() - Loc.FileOffset < WrapperSize)
+    return makeError("wrapper at file offset " + Twine(Loc.FileOffset) +
+                     " lies outside the image");
+  uint8_t *W = Image.data() + Loc.FileOffset;
+  uint8_t *Rela = nullptr;
+  if (Loc.Style == PointerStyle::RelaRelative) {
+    constexpr uint64_t RelaSize = 24; // Elf64_Rela
+    if (Loc.RelaFileOffset > Image.size() ||
+        Image.size() - Loc.RelaFileOffset < RelaSize)
+      return makeError("relocation at file offset " +
+                       Twine(Loc.RelaFileOffset) + " lies outside the image");
+    Rela = Image.data() + Loc.RelaFileOffset;
+    uint64_t Info = endian::read64le(Rela + 8);
+    if ((Info & 0xffffffff) != ELF::R_X86_64_RELATIVE)
+      return makeError("relocation at file offset " +
+                       Twine(Loc.RelaFileOffset) +
+                       " is not an R_X86_64_RELATIVE");
+  }
+
+  endian::write32le(W, HIPKMagic);
+  endian::write64le(W + 16, Index); // u32 N, upper half zero
+  if (Rela) {
+    endian::write64le(Rela + 16, NewTarget);
+    // Keep the linker's convention: GNU ld (and lld --apply-dynamic-relocs)
+    // also store the value in place.
+    if (endian::read64le(W + 8) == Loc.OldTarget && Loc.OldTarget != 0)
+      endian::write64le(W + 8, NewTarget);
+  } else {
+    endian::write64le(W + 8, NewTarget);
+  }
+  return Error::success();
+}
+
+Error kpack::patchAllWrappersToHIPK(MutableArrayRef<uint8_t> Image,
+                                    uint64_t MetadataAddress) {
+  MemoryBufferRef Ref(
+      StringRef(reinterpret_cast<const char *>(Image.data()), Image.size()),
+      "image");
+  auto Host = analyzeHostBinary(Ref);
+  if (!Host)
+    return Host.takeError();
+  for (const WrapperInfo &W : Host->Wrappers) {
+    if (!W.isHIPF())
+      continue;
+    if (W.BundleIndex < 0)
+      return makeError("wrapper at 0x" + utohexstr(W.Address) +
+                       " points at 0x" + utohexstr(W.Target) +
+                       ", which is not the start of a bundle");
+    if (Error E = patchWrapperToHIPK(Image, WrapperLocation::of(W),
+                                     MetadataAddress, W.BundleIndex))
+      return E;
+  }
+  return Error::success();
+}

@@ -1,0 +1,130 @@
+//===- kpack/ArchiveWriter.h - Writes .kpack v1 archives --------*- C++ -*-===//
+//
+// Writes the archive of FORMAT.md §1 in a form upstream's reader loads, plus
+// the per-entry frame-offset extension (docs/format-extensions.md).
+//
+// The writer streams: entries are recorded as sources (bytes, a file range or
+// a callback) and their bytes are produced only while write() runs, a bounded
+// batch at a time, so memory stays proportional to the TOC. Compression runs
+// on a thread pool; the output does not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_ARCHIVEWRITER_H
+#define KPACK_ARCHIVEWRITER_H
+
+#include "kpack/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kpack {
+
+class AtomicFile;
+
+enum class ArchiveCompression {
+  None,         ///< "none"
+  ZstdPerKernel ///< "zstd-per-kernel"
+};
+
+/// The TOC string for a scheme.
+const char *compressionSchemeName(ArchiveCompression C);
+
+/// Where an entry's bytes come from. Sources are read once, during write().
+class EntrySource {
+public:
+  using Producer = std::function<Status(std::vector<uint8_t> &Out)>;
+
+  /// Bytes owned by the caller, who keeps them alive until write() returns.
+  static EntrySource fromBytes(const uint8_t *Data, size_t Size);
+  /// Bytes owned by the source.
+  static EntrySource fromOwnedBytes(std::vector<uint8_t> Bytes);
+  /// Size bytes at Offset in the file at Path.
+  static EntrySource fromFileRange(std::string Path, uint64_t Offset,
+                                   uint64_t Size);
+  /// Bytes made on demand (e.g. decompressing a bundle). SizeHint, if known,
+  /// only helps batching.
+  static EntrySource fromCallback(Producer P, uint64_t SizeHint = 0);
+
+  /// Size if known before reading (0 for callbacks without a hint).
+  uint64_t sizeHint() const { return Size; }
+  /// Produces the bytes. Out may be left untouched when View is set.
+  Status read(std::vector<uint8_t> &Out, const uint8_t *&View,
+              size_t &ViewSize) const;
+
+private:
+  enum class Kind { View, Owned, FileRange, Callback } K = Kind::View;
+  const uint8_t *Data = nullptr;
+  uint64_t Offset = 0, Size = 0;
+  std::shared_ptr<const std::vector<uint8_t>> Owned;
+  std::string Path;
+  Producer Make;
+};
+
+struct ArchiveWriterOptions {
+  std::string GroupName;     ///< TOC "group_name"
+  std::string GfxArchFamily; ///< TOC "gfx_arch_family"
+  ArchiveCompression Compression = ArchiveCompression::ZstdPerKernel;
+  int ZstdLevel = 3;
+  /// Compression threads; 0 means std::thread::hardware_concurrency().
+  unsigned Threads = 0;
+  /// Upper bound on code-object bytes held in memory at once (a single
+  /// larger entry is still processed, alone).
+  uint64_t BatchBytes = uint64_t(64) << 20;
+  /// Write "frame_offset"/"frame_size" in zstd entries (extension; upstream
+  /// readers ignore them).
+  bool FrameOffsets = true;
+};
+
+/// What write() reports about the archive it wrote.
+struct ArchiveWriteStats {
+  uint64_t Entries = 0;
+  uint64_t OriginalBytes = 0; ///< sum of code-object sizes
+  uint64_t FileBytes = 0;     ///< archive size
+};
+
+class ArchiveWriter {
+public:
+  explicit ArchiveWriter(ArchiveWriterOptions Opts);
+
+  /// Records an entry. Ordinals follow the order of the calls. Fails on an
+  /// empty key or arch, or a (Key, Arch) pair added before.
+  Status addEntry(const std::string &Key, const std::string &Arch,
+                  EntrySource Source);
+
+  size_t size() const { return Entries.size(); }
+  /// The distinct arches added so far, sorted (what gfx_arches will list).
+  std::vector<std::string> arches() const;
+
+  /// Options may be adjusted until write(), e.g. a family derived from the
+  /// arches of the entries.
+  ArchiveWriterOptions &options() { return Opts; }
+
+  /// Reads every source, writes the archive atomically to Path. On failure
+  /// Path is left as it was.
+  Status write(const std::string &Path, ArchiveWriteStats *Stats = nullptr);
+
+private:
+  struct Entry {
+    std::string Key, Arch;
+    EntrySource Source;
+    uint64_t OriginalSize = 0, BlobOffset = 0, BlobSize = 0;
+  };
+  ArchiveWriterOptions Opts;
+  std::vector<Entry> Entries;
+  // TOC keys in first-use order, each with its entries in insertion order.
+  std::vector<std::vector<size_t>> KeyEntries;
+  std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
+
+  Status writeRaw(AtomicFile &F);
+  Status writeZstd(AtomicFile &F);
+  std::vector<uint8_t> buildToc(uint64_t BlobStart, uint64_t BlobSize) const;
+};
+
+} // namespace kpack
+
+#endif

@@ -1,0 +1,76 @@
+//===- kpack/TargetId.h - AMDGPU target IDs and matching --------*- C++ -*-===//
+//
+// Clang target IDs ("gfx942:sramecc+:xnack-", "gfx11-generic") and the rules
+// that pick a code object for a GPU agent. The one place for architecture
+// selection: the stand-in HIP runtime, the registration shim, the CLR patch
+// and the kpack CLI all use it. No LLVM dependency.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_TARGETID_H
+#define KPACK_TARGETID_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kpack {
+
+enum class FeatureState { Any, On, Off };
+
+struct TargetId {
+  std::string Processor; ///< "gfx90a", "gfx11-generic"
+  FeatureState Sramecc = FeatureState::Any;
+  FeatureState Xnack = FeatureState::Any;
+
+  /// Canonical text: processor, then features in canonical order
+  /// (sramecc before xnack), e.g. "gfx942:sramecc+:xnack-".
+  std::string str() const;
+};
+
+/// Parses a target ID, tolerating an "amdgcn-amd-amdhsa--" prefix and features
+/// in any order. Returns nullopt for text that is not a target ID (unknown or
+/// duplicate feature, a feature the processor does not take such as
+/// "gfx1100:xnack+" or "gfx11-generic:xnack+", ...).
+std::optional<TargetId> parseTargetId(const std::string &Text);
+
+/// The generic processor LLVM defines for Processor ("gfx1101" ->
+/// "gfx11-generic", "gfx906" -> "gfx9-generic"), or "" if none. LLVM gives
+/// gfx908 and gfx90a none (docs/shim.md lists the table and its sources).
+std::string genericProcessorFor(const std::string &Processor);
+
+/// True for LLVM's generic processors ("gfx9-generic", "gfx11-generic", ...).
+bool isGenericProcessor(const std::string &Processor);
+
+/// The target features a processor accepts in its target ID (LLVM 22).
+struct ProcessorFeatures {
+  bool Sramecc = false;
+  bool Xnack = false;
+};
+/// nullopt for a processor this table does not know.
+std::optional<ProcessorFeatures>
+supportedFeatures(const std::string &Processor);
+
+/// CLR's rule: can a code object built for CodeObject run on an agent whose
+/// full target ID is Agent? Processors must be equal; a feature the code
+/// object leaves unspecified matches anything; a specified one must equal the
+/// agent's.
+bool isCompatible(const TargetId &CodeObject, const TargetId &Agent);
+
+/// The candidate target IDs for an agent, most specific first: the agent's
+/// own ID, then with features dropped (right to left, then all combinations),
+/// then the same for its generic processor, keeping only the features the
+/// generic processor accepts. E.g. "gfx942:sramecc+:xnack-" ->
+/// gfx942:sramecc+:xnack-, gfx942:sramecc+, gfx942:xnack-, gfx942,
+/// gfx9-4-generic:sramecc+:xnack-, ...
+std::vector<std::string> candidateTargetIds(const TargetId &Agent,
+                                            bool IncludeGeneric = true);
+
+/// Picks, among the offered target IDs, the one to load for Agent: the
+/// first of candidateTargetIds(Agent) that is offered. Returns the index into
+/// Offered, or -1.
+int selectTargetId(const std::vector<std::string> &Offered,
+                   const TargetId &Agent);
+
+} // namespace kpack
+
+#endif

@@ -1,0 +1,78 @@
+//===- kpack/ReadyObject.h - Kpack-ready relocatable objects ---*- C++ -*-===//
+//
+// The object-level side of the convention: recognise fat and kpack-ready
+// relocatable ELF objects and rewrite a fat one (an object that still carries
+// `.hip_fatbin`) into the kpack-ready form, in process, with llvm/ObjCopy.
+// ld.kpack uses this for inputs that were not compiled with the plugin.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KPACK_READYOBJECT_H
+#define KPACK_READYOBJECT_H
+
+#include "kpack/KpackReady.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
+namespace llvm {
+namespace object {
+class ObjectFile;
+}
+} // namespace llvm
+
+namespace kpack {
+namespace ready {
+
+/// True if \p Obj has a non-empty `.hip_fatbin` section.
+bool hasFatbinSection(const llvm::object::ObjectFile &Obj);
+
+/// Rewrites the relocatable x86-64 ELF object \p In into \p Out:
+///   * `.hip_fatbin` is split into its bundles (one per 4096-aligned offset
+///     a relocation or symbol refers to, or the whole section);
+///   * each bundle becomes a payload record in a new `.rocm_kpack_payload`
+///     section (SHF_EXCLUDE);
+///   * `.hip_fatbin` is renamed `.rocm_kpack_ref`, made SHF_ALLOC read-only
+///     and filled with one key record per bundle; relocation addends and
+///     symbol values/sizes that referred to bundle i are moved to slot i.
+/// An object without `.hip_fatbin` is an error (callers check first). The
+/// output is deterministic; \p In is not modified. Error messages do not name
+/// the input; callers add that context (e.g. with createFileError).
+llvm::Error rewriteFatObject(llvm::MemoryBufferRef In,
+                             llvm::SmallVectorImpl<char> &Out);
+
+/// Collects every payload record of a (kpack-ready) object file.
+llvm::Expected<std::vector<PayloadRecord>>
+readPayloadRecords(const llvm::object::ObjectFile &Obj);
+
+/// The payload records of an LLVM bitcode file (host `-flto` output, full or
+/// thin, possibly several modules): the initializers of its globals in
+/// `.rocm_kpack_payload`, concatenated in module order. The result has the
+/// layout of a payload section; parse it with parsePayloadSection. A linker
+/// needs this because LTO code generation happens inside the link, where the
+/// excluded section is never visible.
+llvm::Expected<std::vector<uint8_t>>
+readBitcodePayloadSection(llvm::MemoryBufferRef Bitcode);
+
+/// What a kpack-ready relocatable object holds, as the linker sees it.
+struct ReadyObjectInfo {
+  std::vector<PayloadRecord> Payloads; ///< views into the object's bytes
+  std::vector<KeySlot> Keys;
+  struct WrapperRef {
+    uint64_t WrapperOffset; ///< of the wrapper within `.hipFatBinSegment`
+    uint64_t KeyOffset;     ///< `binary` target within `.rocm_kpack_ref`
+  };
+  std::vector<WrapperRef> Wrappers;
+};
+
+/// Reads the records of a relocatable object and resolves each wrapper's
+/// `binary` relocation to its key slot. Fails on malformed records or a
+/// wrapper whose `binary` does not point at a slot start.
+llvm::Expected<ReadyObjectInfo>
+inspectReadyObject(const llvm::object::ObjectFile &Obj);
+
+} // namespace ready
+} // namespace kpack
+
+#endif // KPACK_READYOBJECT_H

@@ -1,0 +1,347 @@
+//===- ReadyObject.cpp - Kpack-ready relocatable objects -------------------===//
+//
+// The rewrite is two steps: llvm/ObjCopy renames `.hip_fatbin` to
+// `.rocm_kpack_ref`, replaces its contents with the key records and adds the
+// payload section; then, because ObjCopy cannot move symbols or relocation
+// addends, the fields that referred to bundle i are patched in place (they
+// are fixed-size, so the layout ObjCopy wrote does not change).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kpack/ReadyObject.h"
+#include "kpack/BundleCodec.h"
+
+#include "llvm/ObjCopy/ConfigManager.h"
+#include "llvm/ObjCopy/ObjCopy.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace kpack {
+namespace ready {
+
+static Error makeError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+bool hasFatbinSection(const ObjectFile &Obj) {
+  for (const SectionRef &Sec : Obj.sections()) {
+    Expected<StringRef> Name = Sec.getName();
+    if (!Name) {
+      consumeError(Name.takeError());
+      continue;
+    }
+    if (*Name == FatbinSectionName && Sec.getSize() != 0)
+      return true;
+  }
+  return false;
+}
+
+namespace {
+/// One bundle's byte range within `.hip_fatbin`.
+struct BundleRange {
+  uint64_t Begin;
+  uint64_t End;
+};
+} // namespace
+
+/// Splits `.hip_fatbin` contents into bundles (kpack_format's codec: one
+/// bundle per 4096-aligned offset, zero fill between them).
+static Expected<std::vector<BundleRange>>
+splitFatbin(ArrayRef<uint8_t> Contents) {
+  std::vector<Bundle> Bundles;
+  if (Status S = decodeBundleSection(Contents.data(), Contents.size(), Bundles))
+    return makeError(FatbinSectionName + ": " + S.message());
+  std::vector<BundleRange> Ranges;
+  for (const Bundle &B : Bundles)
+    Ranges.push_back({B.SectionOffset, B.SectionOffset + B.EncodedSize});
+  return Ranges;
+}
+
+/// Maps an offset into the old `.hip_fatbin` to the start of the matching
+/// key slot: a reference to bundle i (its start or anywhere inside it) now
+/// refers to slot i.
+static Expected<uint64_t> mapToSlot(const std::vector<BundleRange> &Ranges,
+                                    uint64_t OldOffset) {
+  for (size_t I = 0; I < Ranges.size(); ++I)
+    if (OldOffset >= Ranges[I].Begin &&
+        (OldOffset < Ranges[I].End || OldOffset == Ranges[I].Begin))
+      return I * KeySlotSize;
+  return makeError("reference to offset 0x" + Twine::utohexstr(OldOffset) +
+                   " of " + FatbinSectionName + " is not inside a bundle");
+}
+
+using ELFT = ELF64LE;
+
+// Field offsets in Elf64_Sym and Elf64_Rela (ELF gABI).
+static constexpr size_t SymValueOffset = 8;
+static constexpr size_t SymSizeOffset = 16;
+static constexpr size_t RelaAddendOffset = 16;
+
+/// Moves symbols defined in the key section and relocation addends against
+/// it from bundle offsets to slot offsets, in the ObjCopy output \p Buf.
+static Error patchReferences(MutableArrayRef<char> Buf,
+                             const std::vector<BundleRange> &Ranges) {
+  using namespace support::endian;
+  Expected<ELFFile<ELFT>> File =
+      ELFFile<ELFT>::create(StringRef(Buf.data(), Buf.size()));
+  if (!File)
+    return File.takeError();
+  auto Sections = File->sections();
+  if (!Sections)
+    return Sections.takeError();
+
+  uint64_t KeyIndex = 0;
+  const ELFT::Shdr *SymTab = nullptr;
+  for (const ELFT::Shdr &Sec : *Sections) {
+    Expected<StringRef> Name = File->getSectionName(Sec);
+    if (!Name)
+      return Name.takeError();
+    if (*Name == KeySectionName)
+      KeyIndex = &Sec - &(*Sections)[0];
+    if (Sec.sh_type == ELF::SHT_SYMTAB)
+      SymTab = &Sec;
+  }
+  if (KeyIndex == 0)
+    return makeError("rewritten object lacks " + KeySectionName);
+  if (!SymTab)
+    return Error::success(); // Nothing can refer to the section.
+
+  auto Syms = File->symbols(SymTab);
+  if (!Syms)
+    return Syms.takeError();
+  // Old values first: relocation targets are computed from them.
+  std::vector<uint64_t> OldValue(Syms->size());
+  std::vector<bool> InKeySection(Syms->size());
+  for (size_t I = 0; I < Syms->size(); ++I) {
+    const ELFT::Sym &S = (*Syms)[I];
+    OldValue[I] = S.st_value;
+    InKeySection[I] = S.st_shndx == KeyIndex;
+  }
+
+  std::vector<uint64_t> NewValue(OldValue);
+  for (size_t I = 0; I < Syms->size(); ++I) {
+    if (!InKeySection[I])
+      continue;
+    Expected<uint64_t> Slot = mapToSlot(Ranges, OldValue[I]);
+    if (!Slot)
+      return Slot.takeError();
+    NewValue[I] = *Slot;
+    char *Entry = Buf.data() + SymTab->sh_offset + I * sizeof(ELFT::Sym);
+    write64le(Entry + SymValueOffset, *Slot);
+    if (read64le(Entry + SymSizeOffset) != 0)
+      write64le(Entry + SymSizeOffset, KeySlotSize);
+  }
+
+  for (const ELFT::Shdr &Sec : *Sections) {
+    if (Sec.sh_type == ELF::SHT_REL && Sec.sh_link == SymTab - &(*Sections)[0])
+      return makeError("SHT_REL relocations are not supported");
+    if (Sec.sh_type != ELF::SHT_RELA)
+      continue;
+    if (Sec.sh_info == KeyIndex)
+      return makeError("relocations inside " + FatbinSectionName +
+                       " are not supported");
+    auto Relas = File->relas(Sec);
+    if (!Relas)
+      return Relas.takeError();
+    for (size_t I = 0; I < Relas->size(); ++I) {
+      const ELFT::Rela &R = (*Relas)[I];
+      uint32_t SymIndex = R.getSymbol(/*isMips64EL=*/false);
+      if (SymIndex >= InKeySection.size() || !InKeySection[SymIndex])
+        continue;
+      uint64_t OldTarget = OldValue[SymIndex] + R.r_addend;
+      Expected<uint64_t> Slot = mapToSlot(Ranges, OldTarget);
+      if (!Slot)
+        return Slot.takeError();
+      char *Entry = Buf.data() + Sec.sh_offset + I * sizeof(ELFT::Rela);
+      write64le(Entry + RelaAddendOffset,
+                *Slot - NewValue[SymIndex]);
+    }
+  }
+  return Error::success();
+}
+
+static std::unique_ptr<MemoryBuffer> toBuffer(const std::vector<uint8_t> &B,
+                                              StringRef Name) {
+  return MemoryBuffer::getMemBufferCopy(
+      StringRef(reinterpret_cast<const char *>(B.data()), B.size()), Name);
+}
+
+Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
+  Expected<std::unique_ptr<ObjectFile>> ObjOrErr =
+      ObjectFile::createObjectFile(In);
+  if (!ObjOrErr)
+    return ObjOrErr.takeError();
+  auto *Obj = dyn_cast<ELF64LEObjectFile>(ObjOrErr->get());
+  if (!Obj || Obj->getELFFile().getHeader().e_machine != ELF::EM_X86_64 ||
+      Obj->getELFFile().getHeader().e_type != ELF::ET_REL)
+    return makeError("not an x86-64 ELF relocatable object");
+
+  std::optional<SectionRef> Fatbin;
+  for (const SectionRef &Sec : Obj->sections()) {
+    Expected<StringRef> Name = Sec.getName();
+    if (!Name)
+      return Name.takeError();
+    if (*Name == KeySectionName || *Name == PayloadSectionName)
+      return makeError("already kpack-ready (has " + *Name + ")");
+    if (*Name != FatbinSectionName)
+      continue;
+    if (Fatbin)
+      return makeError("more than one " + FatbinSectionName + " section");
+    Fatbin = Sec;
+  }
+  if (!Fatbin)
+    return makeError("no " + FatbinSectionName + " section");
+  Expected<StringRef> Contents = Fatbin->getContents();
+  if (!Contents)
+    return Contents.takeError();
+  ArrayRef<uint8_t> Bytes = arrayRefFromStringRef(*Contents);
+  Expected<std::vector<BundleRange>> Ranges = splitFatbin(Bytes);
+  if (!Ranges)
+    return Ranges.takeError();
+
+  std::vector<uint8_t> Keys, Payloads;
+  for (const BundleRange &R : *Ranges) {
+    ArrayRef<uint8_t> Bundle = Bytes.slice(R.Begin, R.End - R.Begin);
+    std::vector<uint8_t> Payload = encodePayloadRecord(Bundle);
+    Payloads.insert(Payloads.end(), Payload.begin(), Payload.end());
+    std::vector<uint8_t> Key =
+        encodeKeyRecord(computeContentKey(Bundle), Bundle.size());
+    Keys.insert(Keys.end(), Key.begin(), Key.end());
+  }
+
+  objcopy::ConfigManager Config;
+  objcopy::CommonConfig &Common = Config.Common;
+  Common.InputFilename = In.getBufferIdentifier();
+  Common.OutputFilename = In.getBufferIdentifier();
+  using objcopy::SectionFlag;
+  // ObjCopy applies the update and the alignment by the old name.
+  Common.SectionsToRename.try_emplace(
+      FatbinSectionName,
+      objcopy::SectionRename{FatbinSectionName, KeySectionName,
+                             SectionFlag::SecAlloc | SectionFlag::SecReadonly |
+                                 SectionFlag::SecContents});
+  Common.UpdateSection.emplace_back(FatbinSectionName,
+                                    toBuffer(Keys, KeySectionName));
+  Common.SetSectionAlignment[FatbinSectionName] = RecordAlign;
+  Common.AddSection.emplace_back(PayloadSectionName,
+                                 toBuffer(Payloads, PayloadSectionName));
+  Common.SetSectionFlags.try_emplace(
+      PayloadSectionName,
+      objcopy::SectionFlagsUpdate{PayloadSectionName,
+                                  SectionFlag::SecExclude |
+                                      SectionFlag::SecReadonly |
+                                      SectionFlag::SecContents});
+
+  Out.clear();
+  raw_svector_ostream OS(Out);
+  if (Error E = objcopy::executeObjcopyOnBinary(Config, *Obj, OS))
+    return E;
+  return patchReferences(MutableArrayRef<char>(Out.data(), Out.size()),
+                         *Ranges);
+}
+
+Expected<std::vector<PayloadRecord>>
+readPayloadRecords(const ObjectFile &Obj) {
+  std::vector<PayloadRecord> All;
+  for (const SectionRef &Sec : Obj.sections()) {
+    Expected<StringRef> Name = Sec.getName();
+    if (!Name)
+      return Name.takeError();
+    if (*Name != PayloadSectionName)
+      continue;
+    Expected<StringRef> Contents = Sec.getContents();
+    if (!Contents)
+      return Contents.takeError();
+    auto Records = parsePayloadSection(arrayRefFromStringRef(*Contents));
+    if (!Records)
+      return Records.takeError();
+    All.insert(All.end(), Records->begin(), Records->end());
+  }
+  return All;
+}
+
+/// Offset of the 8-byte `binary` field in the 24-byte wrapper.
+static constexpr uint64_t WrapperBinaryOffset = 8;
+static constexpr uint64_t WrapperSize = 24;
+
+// Works on ELFFile rather than the generic RelocationRef API, which aborts on
+// malformed relocation sections instead of returning an error.
+Expected<ReadyObjectInfo> inspectReadyObject(const ObjectFile &Obj) {
+  const auto *ELFObj = dyn_cast<ELF64LEObjectFile>(&Obj);
+  if (!ELFObj)
+    return makeError("not a 64-bit little-endian ELF object");
+  const ELFFile<ELFT> &File = ELFObj->getELFFile();
+
+  ReadyObjectInfo Info;
+  Expected<std::vector<PayloadRecord>> Payloads = readPayloadRecords(Obj);
+  if (!Payloads)
+    return Payloads.takeError();
+  Info.Payloads = std::move(*Payloads);
+
+  auto Sections = File.sections();
+  if (!Sections)
+    return Sections.takeError();
+  std::optional<uint64_t> KeyIndex, WrapperIndex;
+  for (const ELFT::Shdr &Sec : *Sections) {
+    Expected<StringRef> Name = File.getSectionName(Sec);
+    if (!Name)
+      return Name.takeError();
+    uint64_t Index = &Sec - Sections->begin();
+    if (*Name == WrapperSectionName)
+      WrapperIndex = Index;
+    if (*Name != KeySectionName)
+      continue;
+    if (KeyIndex)
+      return makeError("more than one " + KeySectionName + " section");
+    KeyIndex = Index;
+    Expected<ArrayRef<uint8_t>> Contents = File.getSectionContents(Sec);
+    if (!Contents)
+      return Contents.takeError();
+    Expected<std::vector<KeySlot>> Slots = parseKeySection(*Contents);
+    if (!Slots)
+      return Slots.takeError();
+    Info.Keys = std::move(*Slots);
+  }
+  if (!KeyIndex || !WrapperIndex)
+    return Info;
+
+  for (const ELFT::Shdr &RelSec : *Sections) {
+    if (RelSec.sh_type != ELF::SHT_RELA || RelSec.sh_info != *WrapperIndex)
+      continue;
+    auto SymTab = File.getSection(RelSec.sh_link);
+    if (!SymTab)
+      return SymTab.takeError();
+    auto Relas = File.relas(RelSec);
+    if (!Relas)
+      return Relas.takeError();
+    for (const ELFT::Rela &R : *Relas) {
+      if (R.r_offset % WrapperSize != WrapperBinaryOffset)
+        continue;
+      auto Sym = File.getRelocationSymbol(R, *SymTab);
+      if (!Sym)
+        return Sym.takeError();
+      if (!*Sym || (*Sym)->st_shndx != *KeyIndex)
+        continue;
+      uint64_t WrapperOffset = R.r_offset - WrapperBinaryOffset;
+      uint64_t KeyOffset = (*Sym)->st_value + R.r_addend;
+      if (KeyOffset % KeySlotSize != 0 ||
+          KeyOffset / KeySlotSize >= Info.Keys.size())
+        return makeError("wrapper at offset 0x" +
+                         Twine::utohexstr(WrapperOffset) + " points into " +
+                         KeySectionName + " but not at a key record");
+      Info.Wrappers.push_back({WrapperOffset, KeyOffset});
+    }
+  }
+  llvm::sort(Info.Wrappers, [](const auto &A, const auto &B) {
+    return A.WrapperOffset < B.WrapperOffset;
+  });
+  return Info;
+}
+
+} // namespace ready
+} // namespace kpack

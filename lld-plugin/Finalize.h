@@ -1,0 +1,56 @@
+//===- Finalize.h - Post-link step of ld.kpack -------------------*- C++ -*-===//
+//
+// Turns a linked image of kpack-ready objects into the final host binary and
+// its .kpack archives (FORMAT.md §4, docs/kpack-ready.md "What the link-time
+// step does"): wrappers become HIPK with reserved1 = N, all point at one
+// metadata record written over `.rocm_kpack_ref`, and the archives get the
+// code objects of the live keys as "<kernel_name>#N".
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_LLD_FINALIZE_H
+#define KPACK_LLD_FINALIZE_H
+
+#include "LinkInputs.h"
+#include "LinkOptions.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace kpack {
+namespace link {
+
+/// Names and paths derived from the options and the output path.
+struct EmitPlan {
+  std::string KernelName;
+  std::vector<std::string> SearchPaths; ///< what the metadata records
+  /// --kpack-output: the one archive. --kpack-dir: the directory and the
+  /// file-name prefix "<name>_" of the per-target archives.
+  std::string ArchivePath;
+  std::string ArchiveDir;
+};
+
+/// Computes the plan; search paths default to the archive location relative
+/// to the output's directory.
+llvm::Expected<EmitPlan> planEmission(const KpackOptions &Opts,
+                                      llvm::StringRef OutputPath);
+
+/// The msgpack metadata record the plan's binary gets (FORMAT.md §3.2).
+llvm::Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan);
+
+/// Per-target archive file name for --kpack-dir.
+std::string perTargetArchiveName(llvm::StringRef KernelName,
+                                 llvm::StringRef TargetId);
+
+/// Reads the image lld wrote to LinkedPath, finalizes it, writes the
+/// archives and then OutputPath (atomically, with LinkedPath's mode).
+llvm::Error finalizeOutput(llvm::StringRef LinkedPath,
+                           llvm::StringRef OutputPath,
+                           const KpackOptions &Opts, const EmitPlan &Plan,
+                           const PayloadStore &Payloads);
+
+} // namespace link
+} // namespace kpack
+
+#endif

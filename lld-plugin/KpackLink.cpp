@@ -1,0 +1,174 @@
+//===- KpackLink.cpp - The ld.kpack link flow -----------------------------===//
+
+#include "KpackLink.h"
+
+#include "Finalize.h"
+#include "LinkInputs.h"
+#include "MetadataRoom.h"
+
+#include "kpack/KpackReady.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+LLD_HAS_DRIVER(elf)
+
+using namespace llvm;
+
+namespace kpack {
+namespace link {
+
+int runLld(const std::vector<std::string> &Args) {
+  // "-flavor gnu" selects lld's ELF driver whatever our own name is, and
+  // keeps "ld.kpack" as the name in lld's diagnostics.
+  std::vector<const char *> Argv = {"ld.kpack", "-flavor", "gnu"};
+  for (const std::string &A : Args)
+    Argv.push_back(A.c_str());
+  lld::Result R =
+      lld::lldMain(Argv, outs(), errs(), {{lld::Gnu, &lld::elf::link}});
+  outs().flush();
+  errs().flush();
+  return R.retCode;
+}
+
+namespace {
+
+/// The identity of the file at Path, if there is one.
+std::optional<sys::fs::UniqueID> fileIdentity(StringRef Path) {
+  sys::fs::UniqueID ID;
+  if (sys::fs::getUniqueID(Path, ID))
+    return std::nullopt;
+  return ID;
+}
+
+/// A plain link must not silently produce a binary whose wrappers point at
+/// unfinalized key records. Only a file this link wrote (lld replaces the
+/// output, so its identity changes) is judged, by its section names and the
+/// first record's magic, so a plain link of a large fat binary pays nothing
+/// noticeable and an older, finalized output is never touched.
+Error checkNotKpackReady(StringRef OutputPath,
+                         std::optional<sys::fs::UniqueID> Before) {
+  std::optional<sys::fs::UniqueID> After = fileIdentity(OutputPath);
+  if (!After || After == Before)
+    return Error::success(); // nothing written (e.g. --version)
+  auto Buf = MemoryBuffer::getFile(OutputPath, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return Error::success();
+  auto Obj = object::ObjectFile::createObjectFile((*Buf)->getMemBufferRef());
+  if (!Obj) {
+    consumeError(Obj.takeError()); // not an object file: not ours to judge
+    return Error::success();
+  }
+  for (const object::SectionRef &Sec : (*Obj)->sections()) {
+    Expected<StringRef> Name = Sec.getName();
+    if (!Name) {
+      consumeError(Name.takeError());
+      continue;
+    }
+    if (*Name != ready::KeySectionName)
+      continue;
+    Expected<StringRef> Contents = Sec.getContents();
+    if (!Contents) {
+      consumeError(Contents.takeError());
+      continue;
+    }
+    if (Contents->size() < ready::KeySlotSize)
+      continue;
+    // A finalized binary holds metadata here, not key records.
+    auto Record = ready::parseKeyRecord(arrayRefFromStringRef(*Contents));
+    if (!Record) {
+      consumeError(Record.takeError());
+      continue;
+    }
+    Buf->reset();
+    sys::fs::remove(OutputPath);
+    return createStringError(
+        "%s: inputs are kpack-ready (compiled with the kpack plugin); pass "
+        "--kpack-output=FILE or --kpack-dir=DIR to emit their device code",
+        OutputPath.str().c_str());
+  }
+  return Error::success();
+}
+
+/// Appends the input that makes room for metadata longer than the one key
+/// slot a single live wrapper guarantees (MetadataRoom.h).
+Error addMetadataRoom(const EmitPlan &Plan, TempDir &Temp,
+                      std::vector<std::string> &LldArgs) {
+  auto Meta = encodePlanMetadata(Plan);
+  if (!Meta)
+    return Meta.takeError();
+  if (Meta->size() <= ready::KeySlotSize)
+    return Error::success();
+  std::string Room = Temp.newFile("kpack-metadata-room.o");
+  std::vector<uint8_t> Obj =
+      makeMetadataRoomObject(Meta->size() - ready::KeySlotSize);
+  std::error_code EC;
+  raw_fd_ostream OS(Room, EC);
+  if (EC)
+    return createFileError(Room, errorCodeToError(EC));
+  OS.write(reinterpret_cast<const char *>(Obj.data()), Obj.size());
+  OS.close();
+  if (OS.has_error())
+    return createFileError(Room, errorCodeToError(OS.error()));
+  LldArgs.push_back(Room);
+  return Error::success();
+}
+
+} // namespace
+
+Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
+  const KpackOptions &Kpack = CommandLine.Kpack;
+  const LinkerArgs &Linker = CommandLine.Linker;
+
+  // Without kpack options this is exactly an lld link.
+  if (!Kpack.emitsArchives()) {
+    std::optional<sys::fs::UniqueID> Before = fileIdentity(Linker.Output);
+    int RC = runLld(Linker.Args);
+    if (RC == 0 && !Linker.Relocatable)
+      if (Error E = checkNotKpackReady(Linker.Output, Before))
+        return std::move(E);
+    return RC;
+  }
+
+  auto Temp = TempDir::create("ld.kpack");
+  if (!Temp)
+    return Temp.takeError();
+
+  // A relocatable link keeps the payload sections (SHF_EXCLUDE survives
+  // -r), so its output is itself kpack-ready.
+  if (Linker.Relocatable) {
+    auto Prepared = prepareInputs(Linker, *Temp);
+    if (!Prepared)
+      return Prepared.takeError();
+    return runLld(Prepared->LldArgs);
+  }
+
+  auto Plan = planEmission(Kpack, Linker.Output);
+  if (!Plan)
+    return Plan.takeError();
+  // lld writes to a temporary file; finalize writes the real output.
+  std::string Linked = Temp->newFile(sys::path::filename(Linker.Output));
+  auto Prepared = prepareInputs(Linker.withOutput(Linked), *Temp);
+  if (!Prepared)
+    return Prepared.takeError();
+  std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
+  if (Prepared->HasDeviceCode)
+    if (Error E = addMetadataRoom(*Plan, *Temp, LldArgs))
+      return std::move(E);
+  int RC = runLld(LldArgs);
+  if (RC != 0)
+    return RC;
+  if (Error E = finalizeOutput(Linked, Linker.Output, Kpack, *Plan,
+                               Prepared->Payloads))
+    return std::move(E);
+  return 0;
+}
+
+} // namespace link
+} // namespace kpack

@@ -1,0 +1,26 @@
+//===- KpackLink.h - The ld.kpack link flow ----------------------*- C++ -*-===//
+//
+// rewrite fat inputs -> collect payloads -> lld -> finalize (FORMAT.md §4).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_LLD_KPACKLINK_H
+#define KPACK_LLD_KPACKLINK_H
+
+#include "LinkOptions.h"
+
+#include "llvm/Support/Error.h"
+
+namespace kpack {
+namespace link {
+
+/// Runs lld in process with Args (argv[0] excluded). Returns lld's exit code.
+int runLld(const std::vector<std::string> &Args);
+
+/// The whole flow. Returns the process exit code (lld's, when it fails), or
+/// an error for problems of ld.kpack's own.
+llvm::Expected<int> runKpackLink(const ParsedCommandLine &CommandLine);
+
+} // namespace link
+} // namespace kpack
+
+#endif

@@ -1,0 +1,552 @@
+//===- LinkInputs.cpp - Make every link input kpack-ready -----------------===//
+
+#include "LinkInputs.h"
+
+#include "kpack/ReadyEmitter.h"
+#include "kpack/ReadyObject.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Object/Archive.h"
+#include "llvm/Object/ArchiveWriter.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Parallel.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace kpack {
+namespace link {
+
+//===----------------------------------------------------------------------===//
+// PayloadStore
+//===----------------------------------------------------------------------===//
+
+Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
+                        StringRef Origin) {
+  auto [It, Inserted] = Bundles.try_emplace(Key, Bundle);
+  if (!Inserted && It->second != Bundle)
+    return createStringError("%s: content key 0x%016llx names two different "
+                             "offload bundles",
+                             Origin.str().c_str(), (unsigned long long)Key);
+  return Error::success();
+}
+
+const ArrayRef<uint8_t> *PayloadStore::find(uint64_t Key) const {
+  auto It = Bundles.find(Key);
+  return It == Bundles.end() ? nullptr : &It->second;
+}
+
+//===----------------------------------------------------------------------===//
+// TempDir
+//===----------------------------------------------------------------------===//
+
+Expected<TempDir> TempDir::create(StringRef Prefix) {
+  SmallString<256> Path;
+  if (std::error_code EC = sys::fs::createUniqueDirectory(Prefix, Path))
+    return createStringError(EC, "cannot create a temporary directory: %s",
+                             EC.message().c_str());
+  return TempDir(std::string(Path));
+}
+
+TempDir::~TempDir() {
+  if (!Path.empty())
+    sys::fs::remove_directories(Path, /*IgnoreErrors=*/true);
+}
+
+std::string TempDir::newFile(StringRef Name) {
+  SmallString<256> P(Path);
+  sys::path::append(P, "out" + std::to_string(Counter++) + "-" +
+                           sys::path::filename(Name).str());
+  return std::string(P);
+}
+
+std::string TempDir::pathFor(size_t Index, StringRef Name) const {
+  SmallString<256> P(Path);
+  sys::path::append(P, "in" + std::to_string(Index) + "-" +
+                           sys::path::filename(Name).str());
+  return std::string(P);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting one input
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Bytes = std::unique_ptr<MemoryBuffer>;
+
+/// What preparing one input file yields. Files are prepared in parallel and
+/// merged in command-line order.
+struct PreparedFile {
+  struct Record {
+    uint64_t Key;
+    ArrayRef<uint8_t> Bundle;
+    std::string Origin;
+  };
+  std::optional<std::string> Substitute; ///< path lld reads instead
+  std::vector<Record> Records;
+  std::vector<Bytes> Keep; ///< buffers the records point into
+  /// Thin archives own the buffers of their (external) members.
+  std::vector<std::unique_ptr<Archive>> KeepArchives;
+  bool HasDeviceCode = false;
+
+  void addRecords(const std::vector<ready::PayloadRecord> &Rs,
+                  StringRef Origin) {
+    for (const ready::PayloadRecord &R : Rs)
+      Records.push_back({R.Key, R.Bundle, Origin.str()});
+  }
+};
+
+/// Prepares one input file (object, archive or bitcode). One per thread: it
+/// owns the LLVMContext bitcode is read into.
+class FilePreparer {
+public:
+  FilePreparer(std::string TempPath, PreparedFile &Out)
+      : TempPath(std::move(TempPath)), Out(Out) {}
+
+  /// Fills Out; Out.Substitute is set if the file had to be rewritten (to
+  /// TempPath).
+  Error run(StringRef Path);
+
+private:
+  /// For an object or bitcode module: the rewritten bytes if it was fat,
+  /// nullptr if it is used as is. Payload records are collected either way.
+  Expected<Bytes> processMember(MemoryBufferRef Buf);
+  Expected<Bytes> processObject(MemoryBufferRef Buf);
+  Expected<Bytes> processBitcode(MemoryBufferRef Buf);
+  Expected<Bytes> processArchive(MemoryBufferRef Buf);
+  Error collectPayloads(const ObjectFile &Obj, StringRef Origin);
+  Error collectPayloads(Module &M, StringRef Origin);
+  Error writeTemp(const MemoryBuffer &Buf);
+
+  std::string TempPath;
+  PreparedFile &Out;
+  LLVMContext Ctx;
+};
+
+/// Cheap test before parsing: a relocatable ELF that has one of our sections
+/// names it in its section-header string table.
+bool mayCarryDeviceCode(MemoryBufferRef Buf) {
+  StringRef B = Buf.getBuffer();
+  return B.contains(ready::FatbinSectionName) ||
+         B.contains(ready::PayloadSectionName);
+}
+
+} // namespace
+
+Error FilePreparer::collectPayloads(const ObjectFile &Obj, StringRef Origin) {
+  auto Records = ready::readPayloadRecords(Obj);
+  if (!Records)
+    return createFileError(Origin, Records.takeError());
+  if (!Records->empty())
+    Out.HasDeviceCode = true;
+  Out.addRecords(*Records, Origin);
+  return Error::success();
+}
+
+Error FilePreparer::collectPayloads(Module &M, StringRef Origin) {
+  for (GlobalVariable &GV : M.globals()) {
+    if (GV.getSection() != ready::PayloadSectionName || !GV.hasInitializer())
+      continue;
+    auto *Init = dyn_cast<ConstantDataSequential>(GV.getInitializer());
+    if (!Init)
+      return createFileError(
+          Origin, createStringError("payload global '%s' is not plain bytes",
+                                    GV.getName().str().c_str()));
+    // The module goes away after this; the store keeps a copy.
+    Bytes Copy = MemoryBuffer::getMemBufferCopy(Init->getRawDataValues());
+    ArrayRef<uint8_t> Data(
+        reinterpret_cast<const uint8_t *>(Copy->getBufferStart()),
+        Copy->getBufferSize());
+    auto Records = ready::parsePayloadSection(Data);
+    if (!Records)
+      return createFileError(Origin, Records.takeError());
+    Out.Keep.push_back(std::move(Copy));
+    Out.HasDeviceCode = true;
+    Out.addRecords(*Records, Origin);
+  }
+  return Error::success();
+}
+
+Expected<Bytes> FilePreparer::processObject(MemoryBufferRef Buf) {
+  if (!mayCarryDeviceCode(Buf))
+    return nullptr;
+  auto Obj = ObjectFile::createObjectFile(Buf);
+  if (!Obj) {
+    consumeError(Obj.takeError()); // not ours to diagnose; lld will
+    return nullptr;
+  }
+  if (!ready::hasFatbinSection(**Obj)) {
+    if (Error E = collectPayloads(**Obj, Buf.getBufferIdentifier()))
+      return std::move(E);
+    return nullptr;
+  }
+  SmallVector<char, 0> Out;
+  if (Error E = ready::rewriteFatObject(Buf, Out))
+    return createFileError(Buf.getBufferIdentifier(), std::move(E));
+  Bytes Rewritten = std::make_unique<SmallVectorMemoryBuffer>(
+      std::move(Out), Buf.getBufferIdentifier(),
+      /*RequiresNullTerminator=*/false);
+  auto NewObj = ObjectFile::createObjectFile(Rewritten->getMemBufferRef());
+  if (!NewObj)
+    return NewObj.takeError();
+  if (Error E = collectPayloads(**NewObj, Buf.getBufferIdentifier()))
+    return std::move(E);
+  return std::move(Rewritten);
+}
+
+Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
+  StringRef Origin = Buf.getBufferIdentifier();
+  auto M = getLazyBitcodeModule(Buf, Ctx);
+  if (!M) {
+    consumeError(M.takeError()); // lld reports unreadable bitcode
+    return nullptr;
+  }
+  bool Fat = any_of((*M)->globals(), [](const GlobalVariable &GV) {
+    return GV.getSection() == ready::FatbinSectionName;
+  });
+  if (!Fat) {
+    if (Error E = collectPayloads(**M, Origin))
+      return std::move(E);
+    return nullptr;
+  }
+  // A fat host module compiled without the plugin: make it kpack-ready here.
+  auto LTOInfo = getBitcodeLTOInfo(Buf);
+  if (!LTOInfo)
+    return LTOInfo.takeError();
+  if (LTOInfo->IsThinLTO)
+    return createFileError(
+        Origin, createStringError("ThinLTO bitcode with embedded device code "
+                                  "is not supported; compile it with the "
+                                  "kpack plugin (hipcc --emit-kpack)"));
+  if (Error E = (*M)->materializeAll())
+    return createFileError(Origin, std::move(E));
+  auto Converted = ready::makeModuleKpackReady(**M);
+  if (!Converted)
+    return createFileError(Origin, Converted.takeError());
+  if (Error E = collectPayloads(**M, Origin))
+    return std::move(E);
+  SmallVector<char, 0> Out;
+  raw_svector_ostream OS(Out);
+  WriteBitcodeToFile(**M, OS);
+  return std::make_unique<SmallVectorMemoryBuffer>(
+      std::move(Out), Origin, /*RequiresNullTerminator=*/false);
+}
+
+Expected<Bytes> FilePreparer::processMember(MemoryBufferRef Buf) {
+  switch (identify_magic(Buf.getBuffer())) {
+  case file_magic::elf_relocatable:
+    return processObject(Buf);
+  case file_magic::bitcode:
+    return processBitcode(Buf);
+  default:
+    return nullptr;
+  }
+}
+
+Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
+  auto ArOrErr = Archive::create(Buf);
+  if (!ArOrErr) {
+    consumeError(ArOrErr.takeError()); // lld reports malformed archives
+    return nullptr;
+  }
+  Archive &Ar = **ArOrErr;
+
+  // Rewritten member bytes by member index; empty if kept as is.
+  std::vector<Bytes> Rewritten;
+  bool AnyRewritten = false;
+  Error Err = Error::success();
+  for (const Archive::Child &C : Ar.children(Err)) {
+    auto MemberBuf = C.getMemoryBufferRef();
+    if (!MemberBuf)
+      return createFileError(Buf.getBufferIdentifier(),
+                             MemberBuf.takeError());
+    auto Name = C.getName();
+    if (!Name)
+      return createFileError(Buf.getBufferIdentifier(), Name.takeError());
+    std::string Origin =
+        (Buf.getBufferIdentifier() + "(" + *Name + ")").str();
+    auto NewBytes = processMember(MemoryBufferRef(MemberBuf->getBuffer(), Origin));
+    if (!NewBytes)
+      return NewBytes.takeError();
+    AnyRewritten |= *NewBytes != nullptr;
+    Rewritten.push_back(std::move(*NewBytes));
+  }
+  if (Err)
+    return createFileError(Buf.getBufferIdentifier(), std::move(Err));
+  if (!AnyRewritten) {
+    if (Ar.isThin())
+      Out.KeepArchives.push_back(std::move(*ArOrErr));
+    return nullptr;
+  }
+
+  // Same members, same order, same names; fat members replaced.
+  std::vector<NewArchiveMember> Members;
+  size_t Index = 0;
+  Error Err2 = Error::success();
+  for (const Archive::Child &C : Ar.children(Err2)) {
+    auto M = NewArchiveMember::getOldMember(C, /*Deterministic=*/true);
+    if (!M)
+      return createFileError(Buf.getBufferIdentifier(), M.takeError());
+    if (const Bytes &New = Rewritten[Index++]) {
+      // MemberName points into the old buffer's identifier: give the new
+      // buffer the same name and refer to its copy before the old one goes.
+      Bytes NewBuf = MemoryBuffer::getMemBuffer(
+          New->getBuffer(), M->MemberName, /*RequiresNullTerminator=*/false);
+      M->MemberName = NewBuf->getBufferIdentifier();
+      M->Buf = std::move(NewBuf);
+    }
+    Members.push_back(std::move(*M));
+  }
+  if (Err2)
+    return createFileError(Buf.getBufferIdentifier(), std::move(Err2));
+  auto Kind = Ar.kind() == Archive::K_BSD || Ar.kind() == Archive::K_DARWIN
+                  ? Ar.kind()
+                  : Archive::K_GNU;
+  auto NewArchive = writeArchiveToBuffer(
+      Members, SymtabWritingMode::NormalSymtab, Kind, /*Deterministic=*/true,
+      /*Thin=*/false);
+  if (!NewArchive)
+    return createFileError(Buf.getBufferIdentifier(),
+                           NewArchive.takeError());
+  // The payload records point into the rewritten members: keep them.
+  for (Bytes &B : Rewritten)
+    if (B)
+      Out.Keep.push_back(std::move(B));
+  if (Ar.isThin())
+    Out.KeepArchives.push_back(std::move(*ArOrErr));
+  return std::move(*NewArchive);
+}
+
+Error FilePreparer::writeTemp(const MemoryBuffer &Buf) {
+  std::error_code EC;
+  raw_fd_ostream OS(TempPath, EC, sys::fs::OF_None);
+  if (EC)
+    return createFileError(TempPath, errorCodeToError(EC));
+  OS << Buf.getBuffer();
+  OS.close();
+  if (OS.has_error())
+    return createFileError(TempPath, errorCodeToError(OS.error()));
+  return Error::success();
+}
+
+Error FilePreparer::run(StringRef Path) {
+  auto BufOrErr = MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
+  if (!BufOrErr)
+    return Error::success(); // missing inputs are lld's to report
+  Bytes Buf = std::move(*BufOrErr);
+  MemoryBufferRef Ref = Buf->getMemBufferRef();
+  Expected<Bytes> New = nullptr;
+  switch (identify_magic(Buf->getBuffer())) {
+  case file_magic::archive:
+    New = processArchive(Ref);
+    break;
+  case file_magic::elf_relocatable:
+    New = processObject(Ref);
+    break;
+  case file_magic::bitcode:
+    New = processBitcode(Ref);
+    break;
+  default:
+    return Error::success();
+  }
+  if (!New)
+    return New.takeError();
+  // Payload records of unmodified inputs point into Buf.
+  if (Out.HasDeviceCode)
+    Out.Keep.push_back(std::move(Buf));
+  if (!*New)
+    return Error::success();
+  if (Error E = writeTemp(**New))
+    return E;
+  Out.Substitute = TempPath;
+  // Objects' payloads point into the rewritten bytes.
+  Out.Keep.push_back(std::move(*New));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Walking lld's command line
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// lld's -l lookup: every -L directory in command-line order, libNAME.so
+/// before libNAME.a unless linking statically at that point; -l:FILE names
+/// the file exactly.
+class LibrarySearch {
+public:
+  void addDir(StringRef Dir, StringRef Sysroot) {
+    if (Dir.consume_front("="))
+      Dirs.push_back((Sysroot + Dir).str());
+    else
+      Dirs.push_back(Dir.str());
+  }
+  std::optional<std::string> find(StringRef Name, bool Static) const {
+    for (const std::string &Dir : Dirs) {
+      auto Try = [&](const Twine &File) -> std::optional<std::string> {
+        SmallString<256> P(Dir);
+        sys::path::append(P, File);
+        if (sys::fs::exists(P))
+          return std::string(P);
+        return std::nullopt;
+      };
+      if (Name.starts_with(":")) {
+        if (auto P = Try(Name.drop_front()))
+          return P;
+        continue;
+      }
+      if (!Static)
+        if (auto P = Try("lib" + Name + ".so"))
+          return P;
+      if (auto P = Try("lib" + Name + ".a"))
+        return P;
+    }
+    return std::nullopt;
+  }
+
+private:
+  std::vector<std::string> Dirs;
+};
+
+/// The value of a "-Xvalue" / "--long=value" option, if Arg is that option.
+std::optional<StringRef> joinedValue(StringRef Arg, StringRef Short,
+                                     StringRef Long) {
+  if (!Short.empty() && Arg.starts_with(Short) && Arg.size() > Short.size())
+    return Arg.drop_front(Short.size());
+  for (StringRef Dashes : {"--", "-"})
+    if (Arg.starts_with((Dashes + Long + "=").str()))
+      return Arg.drop_front(Dashes.size() + Long.size() + 1);
+  return std::nullopt;
+}
+
+bool isOption(StringRef Arg, std::initializer_list<StringRef> Names) {
+  StringRef Name = Arg.drop_front(Arg.starts_with("--") ? 2 : 1);
+  return Arg.starts_with("-") && llvm::is_contained(Names, Name);
+}
+
+} // namespace
+
+Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
+                                       TempDir &Temp) {
+  PreparedInputs Result;
+  const std::vector<std::string> &Args = Linker.Args;
+
+  // lld collects every -L before resolving any -l.
+  std::string Sysroot;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (isOption(A, {"sysroot"}) && I + 1 < Args.size())
+      Sysroot = Args[I + 1];
+    else if (auto V = joinedValue(A, "", "sysroot"))
+      Sysroot = V->str();
+  }
+  LibrarySearch Search;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (isOption(A, {"L", "library-path"}) && I + 1 < Args.size())
+      Search.addDir(Args[++I], Sysroot);
+    else if (auto V = joinedValue(A, "-L", "library-path"))
+      Search.addDir(*V, Sysroot);
+  }
+
+  // Pass 1: the files lld will read, in command-line order, each once (a
+  // library named twice, --start-group repeats). ArgFile[I] is the file
+  // argument I names (-l NAME resolved), or -1.
+  std::vector<std::string> Files;
+  StringMap<size_t> FileIndex;
+  std::vector<int> ArgFile(Args.size(), -1);
+  auto noteFile = [&](size_t ArgIndex, StringRef Path) {
+    auto [It, New] = FileIndex.try_emplace(Path, Files.size());
+    if (New)
+      Files.push_back(Path.str());
+    ArgFile[ArgIndex] = It->second;
+  };
+  bool Static = false;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (isOption(A, {"Bstatic", "static", "dn", "non_shared"}))
+      Static = true;
+    else if (isOption(A, {"Bdynamic", "dy", "call_shared"}))
+      Static = false;
+
+    // -l NAME, -lNAME, --library=NAME: the archive it resolves to. Shared
+    // libraries carry no relocatable device code.
+    std::optional<StringRef> Lib;
+    size_t LibArg = I;
+    if (isOption(A, {"l", "library"}) && I + 1 < Args.size())
+      Lib = StringRef(Args[++I]);
+    else
+      Lib = joinedValue(A, "-l", "library");
+    if (Lib) {
+      std::optional<std::string> Found = Search.find(*Lib, Static);
+      if (Found && StringRef(*Found).ends_with(".a"))
+        noteFile(LibArg, *Found);
+      continue;
+    }
+    switch (classifyLinkerArg(A)) {
+    case ArgKind::WithValue:
+      ++I;
+      break;
+    case ArgKind::Flag:
+      break;
+    case ArgKind::Input:
+      noteFile(I, A);
+      break;
+    }
+  }
+
+  // Pass 2: prepare the files in parallel. The outputs do not depend on the
+  // thread count: temporary names follow the file index and the results are
+  // merged in file order below.
+  std::vector<PreparedFile> Prepared(Files.size());
+  std::vector<std::string> Errors(Files.size());
+  parallelFor(0, Files.size(), [&](size_t F) {
+    FilePreparer Preparer(Temp.pathFor(F, Files[F]), Prepared[F]);
+    if (Error E = Preparer.run(Files[F]))
+      Errors[F] = toString(std::move(E));
+  });
+  for (const std::string &E : Errors)
+    if (!E.empty())
+      return createStringError(E);
+  for (PreparedFile &P : Prepared) {
+    for (const PreparedFile::Record &R : P.Records)
+      if (Error E = Result.Payloads.add(R.Key, R.Bundle, R.Origin))
+        return std::move(E);
+    for (Bytes &B : P.Keep)
+      Result.Payloads.keepAlive(std::move(B));
+    for (std::unique_ptr<Archive> &A : P.KeepArchives)
+      Result.Payloads.keepAlive(std::move(A));
+    Result.HasDeviceCode |= P.HasDeviceCode;
+  }
+
+  // Pass 3: lld's command line with the rewritten files substituted in place
+  // ("-l NAME" becomes the rewritten archive's path).
+  for (size_t I = 0; I < Args.size(); ++I) {
+    int F = ArgFile[I];
+    if (F >= 0 && Prepared[F].Substitute) {
+      Result.LldArgs.push_back(*Prepared[F].Substitute);
+      if (isOption(Args[I], {"l", "library"}))
+        ++I; // the separate NAME of "-l NAME"
+      continue;
+    }
+    Result.LldArgs.push_back(Args[I]);
+  }
+  return Result;
+}
+
+} // namespace link
+} // namespace kpack

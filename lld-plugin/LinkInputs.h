@@ -1,0 +1,92 @@
+//===- LinkInputs.h - Make every link input kpack-ready ----------*- C++ -*-===//
+//
+// lld reads inputs by path and has no hook for object contents, so before the
+// link every input that still carries `.hip_fatbin` (a relocatable object, an
+// archive member, or a regular-LTO bitcode module) is rewritten into its
+// kpack-ready form (docs/kpack-ready.md) in a private temporary directory and
+// its path is substituted in place in lld's command line, which keeps
+// --start-group/--whole-archive/--as-needed positions intact. The payload
+// records of every input are collected on the way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_LLD_LINKINPUTS_H
+#define KPACK_LLD_LINKINPUTS_H
+
+#include "LinkOptions.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Object/Archive.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kpack {
+namespace link {
+
+/// Offload bundles by content key, gathered from the payload records of the
+/// inputs. Owns the buffers the bundles point into.
+class PayloadStore {
+public:
+  /// Records Bundle under Key. The same key seen again must carry the same
+  /// bytes (it is then stored once).
+  llvm::Error add(uint64_t Key, llvm::ArrayRef<uint8_t> Bundle,
+                  llvm::StringRef Origin);
+  /// The bundle for Key, or nullptr.
+  const llvm::ArrayRef<uint8_t> *find(uint64_t Key) const;
+  void keepAlive(std::unique_ptr<llvm::MemoryBuffer> Buffer) {
+    Buffers.push_back(std::move(Buffer));
+  }
+  /// A thin archive owns the buffers of its members.
+  void keepAlive(std::unique_ptr<llvm::object::Archive> Ar) {
+    Archives.push_back(std::move(Ar));
+  }
+  bool empty() const { return Bundles.empty(); }
+  size_t size() const { return Bundles.size(); }
+
+private:
+  llvm::DenseMap<uint64_t, llvm::ArrayRef<uint8_t>> Bundles;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> Buffers;
+  std::vector<std::unique_ptr<llvm::object::Archive>> Archives;
+};
+
+/// A private temporary directory, removed with everything in it on
+/// destruction.
+class TempDir {
+public:
+  static llvm::Expected<TempDir> create(llvm::StringRef Prefix);
+  TempDir(TempDir &&Other) : Path(std::move(Other.Path)) { Other.Path.clear(); }
+  TempDir(const TempDir &) = delete;
+  ~TempDir();
+  /// A fresh path inside the directory ending in Name's file name.
+  std::string newFile(llvm::StringRef Name);
+  /// The path for input file number Index (thread-safe, deterministic).
+  std::string pathFor(size_t Index, llvm::StringRef Name) const;
+  const std::string &path() const { return Path; }
+
+private:
+  explicit TempDir(std::string P) : Path(std::move(P)) {}
+  std::string Path;
+  unsigned Counter = 0;
+};
+
+struct PreparedInputs {
+  /// lld's arguments with rewritten inputs substituted.
+  std::vector<std::string> LldArgs;
+  PayloadStore Payloads;
+  /// Any input was fat or kpack-ready.
+  bool HasDeviceCode = false;
+};
+
+/// Scans lld's inputs (positional files and -l libraries), rewrites fat ones
+/// into Temp and collects all payload records.
+llvm::Expected<PreparedInputs> prepareInputs(const LinkerArgs &Args,
+                                             TempDir &Temp);
+
+} // namespace link
+} // namespace kpack
+
+#endif

@@ -1,0 +1,195 @@
+//===- LinkOptions.cpp - ld.kpack command line ----------------------------===//
+
+#include "LinkOptions.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace kpack {
+namespace link {
+
+namespace {
+
+/// lld's GNU options (long names) whose value may be the next argument. Each
+/// is accepted with one or two dashes, like lld does.
+bool isLongOptionWithSeparateValue(StringRef Name) {
+  static const StringRef Names[] = {
+      "Map", "Tbss", "Tdata", "Ttext", "auxiliary", "call-graph-ordering-file",
+      "compress-debug-sections", "defsym", "dependency-file", "dynamic-linker",
+      "dynamic-list", "emulation", "entry", "error-limit",
+      "exclude-libs", "export-dynamic-symbol", "export-dynamic-symbol-list",
+      "filter", "fini", "format", "hash-style", "icf", "image-base", "init",
+      "just-symbols", "library", "library-path", "lto-CGO", "lto-O", "mllvm",
+      "oformat", "orphan-handling", "output", "pack-dyn-relocs",
+      "package-metadata", "plugin", "plugin-opt", "remap-inputs",
+      "remap-inputs-file", "reproduce", "require-defined",
+      "retain-symbols-file", "rpath", "script", "section-start", "soname",
+      "sort-section", "symbol-ordering-file", "sysroot", "target",
+      "trace-symbol", "undefined", "undefined-glob", "unresolved-symbols",
+      "version-script", "why-extract", "wrap"};
+  return llvm::is_contained(Names, Name);
+}
+
+/// Single-letter options whose value is joined ("-ofile") or the next
+/// argument ("-o file").
+bool isShortOptionWithValue(char C) {
+  return StringRef("oLlTmzeuyhRFfbO").contains(C);
+}
+
+} // namespace
+
+ArgKind classifyLinkerArg(StringRef Arg) {
+  if (Arg.size() < 2 || Arg[0] != '-')
+    return ArgKind::Input;
+  StringRef Name = Arg.drop_front(Arg.starts_with("--") ? 2 : 1);
+  if (Name.contains('='))
+    return ArgKind::Flag;
+  if (Name.size() == 1)
+    return isShortOptionWithValue(Name[0]) ? ArgKind::WithValue
+                                           : ArgKind::Flag;
+  if (isLongOptionWithSeparateValue(Name))
+    return ArgKind::WithValue;
+  return ArgKind::Flag;
+}
+
+namespace {
+
+/// Matches "--kpack-NAME=VALUE" or "--kpack-NAME VALUE" at Argv[I], advancing
+/// I past the value.
+Expected<std::optional<std::string>>
+matchKpackOption(const std::vector<std::string> &Argv, size_t &I,
+                 StringRef Name) {
+  StringRef Arg = Argv[I];
+  if (!Arg.consume_front("--kpack-") && !Arg.consume_front("-kpack-"))
+    return std::nullopt;
+  if (!Arg.consume_front(Name))
+    return std::nullopt;
+  if (Arg.consume_front("="))
+    return std::optional<std::string>(Arg.str());
+  if (!Arg.empty())
+    return std::nullopt;
+  if (I + 1 >= Argv.size())
+    return createStringError("missing value for --kpack-%s", Name.data());
+  return std::optional<std::string>(Argv[++I]);
+}
+
+} // namespace
+
+LinkerArgs LinkerArgs::withOutput(StringRef Path) const {
+  LinkerArgs Copy = *this;
+  Copy.Output = Path.str();
+  if (OutputIndex) {
+    Copy.Args[*OutputIndex] = Path.str();
+  } else {
+    Copy.Args.push_back("-o");
+    Copy.OutputIndex = Copy.Args.size();
+    Copy.Args.push_back(Path.str());
+  }
+  return Copy;
+}
+
+Expected<ParsedCommandLine>
+parseCommandLine(const std::vector<std::string> &Argv) {
+  ParsedCommandLine Result;
+  KpackOptions &K = Result.Kpack;
+  LinkerArgs &L = Result.Linker;
+
+  for (size_t I = 0; I < Argv.size(); ++I) {
+    StringRef Arg = Argv[I];
+    if (Arg.starts_with("--kpack-") || Arg.starts_with("-kpack-")) {
+      struct Known {
+        StringRef Name;
+        std::string *Dest;
+      } Strings[] = {{"output", &K.OutputArchive}, {"dir", &K.OutputDir},
+                     {"name", &K.KernelName},      {"group", &K.Group},
+                     {"family", &K.Family}};
+      bool Matched = false;
+      for (const Known &O : Strings) {
+        auto V = matchKpackOption(Argv, I, O.Name);
+        if (!V)
+          return V.takeError();
+        if (*V) {
+          if (V->value().empty())
+            return createStringError("empty value for --kpack-%s",
+                                     O.Name.data());
+          *O.Dest = std::move(**V);
+          Matched = true;
+          break;
+        }
+      }
+      if (Matched)
+        continue;
+      auto Search = matchKpackOption(Argv, I, "search-path");
+      if (!Search)
+        return Search.takeError();
+      if (*Search) {
+        if (Search->value().empty())
+          return createStringError("empty value for --kpack-search-path");
+        K.SearchPaths.push_back(std::move(**Search));
+        continue;
+      }
+      auto Level = matchKpackOption(Argv, I, "compression-level");
+      if (!Level)
+        return Level.takeError();
+      if (*Level) {
+        int N;
+        if (StringRef(**Level).getAsInteger(10, N) || N < 0 || N > 22)
+          return createStringError(
+              "invalid --kpack-compression-level '%s' (expected 0..22)",
+              Level->value().c_str());
+        K.CompressionLevel = N;
+        continue;
+      }
+      return createStringError("unknown option '%s'", Argv[I].c_str());
+    }
+
+    // Every spelling of -o becomes "-o PATH", located by OutputIndex so that
+    // the link can be redirected to a temporary file.
+    std::optional<std::string> Out;
+    if (Arg == "-o" || Arg == "--output" || Arg == "-output") {
+      if (I + 1 >= Argv.size())
+        return createStringError("missing value for -o");
+      Out = Argv[++I];
+    } else if (Arg.consume_front("--output=")) {
+      Out = Arg.str();
+    } else if (Arg.starts_with("-o") && Arg.size() > 2 &&
+               !Arg.starts_with("-oformat") && !Arg.starts_with("-orphan") &&
+               !Arg.starts_with("-omagic")) {
+      Out = Arg.drop_front(2).str(); // "-ofile"
+    }
+    if (Out) {
+      L.Output = *Out;
+      L.Args.push_back("-o");
+      L.OutputIndex = L.Args.size();
+      L.Args.push_back(*Out);
+      continue;
+    }
+
+    L.Args.push_back(Argv[I]);
+    if (Arg == "-r" || Arg == "--relocatable" || Arg == "-relocatable" ||
+        Arg == "-i")
+      L.Relocatable = true;
+    if (classifyLinkerArg(Arg) == ArgKind::WithValue && I + 1 < Argv.size())
+      L.Args.push_back(Argv[++I]);
+  }
+
+  if (!K.OutputArchive.empty() && !K.OutputDir.empty())
+    return createStringError(
+        "--kpack-output and --kpack-dir are mutually exclusive");
+  if (!K.emitsArchives()) {
+    for (StringRef Dependent : {K.KernelName, K.Group, K.Family})
+      if (!Dependent.empty())
+        return createStringError("--kpack-name/--kpack-group/--kpack-family "
+                                 "need --kpack-output or --kpack-dir");
+    if (!K.SearchPaths.empty() || K.CompressionLevel)
+      return createStringError("--kpack-search-path/--kpack-compression-level "
+                               "need --kpack-output or --kpack-dir");
+  }
+  return Result;
+}
+
+} // namespace link
+} // namespace kpack

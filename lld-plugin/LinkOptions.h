@@ -1,0 +1,82 @@
+//===- LinkOptions.h - ld.kpack command line ---------------------*- C++ -*-===//
+//
+// ld.kpack accepts lld's GNU command line plus a few --kpack-* options. This
+// splits the two: the kpack options are consumed here and never reach lld,
+// and the rest is kept verbatim, in order, for lld::lldMain.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_LLD_LINKOPTIONS_H
+#define KPACK_LLD_LINKOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kpack {
+namespace link {
+
+struct KpackOptions {
+  /// --kpack-output=FILE: one archive holding every target.
+  std::string OutputArchive;
+  /// --kpack-dir=DIR: one archive per target, <name>_<target id>.kpack.
+  std::string OutputDir;
+  /// --kpack-name=NAME: TOC kernel name (default: output file name).
+  std::string KernelName;
+  /// --kpack-search-path=PATH (repeatable): overrides the computed paths.
+  std::vector<std::string> SearchPaths;
+  /// --kpack-group= / --kpack-family=: TOC group_name / gfx_arch_family.
+  std::string Group;
+  std::string Family;
+  /// --kpack-compression-level=N (0 = no compression).
+  std::optional<int> CompressionLevel;
+
+  bool emitsArchives() const {
+    return !OutputArchive.empty() || !OutputDir.empty();
+  }
+};
+
+/// What ld.kpack needs to know about lld's own arguments.
+struct LinkerArgs {
+  /// Everything except the --kpack-* options, argv[0] excluded.
+  std::vector<std::string> Args;
+  /// -o value ("a.out" if absent).
+  std::string Output = "a.out";
+  /// Index in Args of the -o value (every spelling is normalized to
+  /// "-o PATH"); unset if there is no -o.
+  std::optional<size_t> OutputIndex;
+  bool Relocatable = false; ///< -r / --relocatable
+
+  /// The same arguments writing to Path instead.
+  LinkerArgs withOutput(llvm::StringRef Path) const;
+};
+
+struct ParsedCommandLine {
+  KpackOptions Kpack;
+  LinkerArgs Linker;
+};
+
+/// Splits Argv (argv[0] excluded, response files already expanded).
+llvm::Expected<ParsedCommandLine>
+parseCommandLine(const std::vector<std::string> &Argv);
+
+/// How an lld argument is laid out, so inputs can be found without lld's
+/// private option table.
+enum class ArgKind {
+  Input,      ///< a positional input file
+  Flag,       ///< an option with no separate value
+  WithValue,  ///< an option whose value is the next argument
+};
+
+/// Classifies Arg. Options taking a separate value that are unknown here are
+/// classified as flags; their value is then seen as a positional input, which
+/// is harmless because only relocatable objects and archives that carry
+/// device code are acted upon.
+ArgKind classifyLinkerArg(llvm::StringRef Arg);
+
+} // namespace link
+} // namespace kpack
+
+#endif

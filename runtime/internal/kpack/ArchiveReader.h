@@ -1,0 +1,113 @@
+//===- kpack/ArchiveReader.h - Lazy .kpack archive reader -------*- C++ -*-===//
+//
+// Reads a .kpack archive (docs/FORMAT.md §1): opening reads and validates the
+// 16-byte header and the msgpack TOC only; reading an entry reads just that
+// entry's bytes (one blob or one zstd frame). Safe on malformed input: every
+// failure is an ApiError, never an exception, abort or out-of-bounds read.
+//
+// Thread safety: all const member functions may run concurrently; reads and
+// decompression of different (or the same) entries proceed in parallel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_RUNTIME_ARCHIVEREADER_H
+#define KPACK_RUNTIME_ARCHIVEREADER_H
+
+#include "kpack/ApiError.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kpack {
+
+class ByteSource;
+
+class ArchiveReader {
+public:
+  enum class Scheme { None, ZstdPerKernel };
+
+  /// One code object: the TOC entry toc[Key][Arch].
+  struct Entry {
+    std::string Key;
+    std::string Arch;
+    uint64_t Ordinal = 0;
+    uint64_t OriginalSize = 0;
+    /// Stored (compressed) size when the TOC states it: the blob size for
+    /// "none", the "frame_size" extension for zstd. See compressedSize().
+    bool HasStoredSize = false;
+    uint64_t StoredSize = 0;
+    /// "none": blob offset. zstd with the frame extension: "frame_offset",
+    /// the file offset of the u32 frame_size that precedes the frame.
+    bool HasDataOffset = false;
+    uint64_t DataOffset = 0;
+  };
+
+  static ApiError open(const std::string &Path,
+                       std::unique_ptr<ArchiveReader> &Out);
+  /// Opens an archive held in memory (copied); used by fuzzers and tests.
+  static ApiError openBytes(const void *Data, size_t Size,
+                            std::unique_ptr<ArchiveReader> &Out);
+  ~ArchiveReader();
+
+  const std::string &groupName() const { return GroupName; }
+  const std::string &gfxArchFamily() const { return GfxArchFamily; }
+  /// The TOC's gfx_arches list, in archive order.
+  const std::vector<std::string> &gfxArches() const { return GfxArches; }
+  Scheme scheme() const { return CompressionScheme; }
+  static const char *schemeName(Scheme S);
+  uint64_t fileSize() const;
+
+  /// All entries, sorted by (Key, Arch) bytewise.
+  const std::vector<Entry> &entries() const { return Entries; }
+  /// The distinct binary keys, sorted bytewise.
+  const std::vector<std::string> &binaryNames() const { return BinaryNames; }
+  /// Exact lookup of toc[Key][Arch]; null when absent.
+  const Entry *find(std::string_view Key, std::string_view Arch) const;
+
+  /// The stored size of E's data; for zstd archives without the frame
+  /// extension this walks the frame-size chain once (cached).
+  ApiError compressedSize(const Entry &E, uint64_t &Size) const;
+
+  /// Reads and decompresses E. Allocate(n) must return a buffer of n bytes
+  /// (or null on exhaustion); it is called once, after E's data was read and
+  /// validated, with n == E.OriginalSize.
+  ApiError read(const Entry &E,
+                const std::function<void *(size_t)> &Allocate) const;
+  ApiError read(const Entry &E, std::vector<uint8_t> &Out) const;
+
+private:
+  struct FrameLocation {
+    uint64_t Offset; // of the u32 size prefix
+    uint64_t Size;   // of the frame, excluding the prefix
+  };
+  struct FrameChain;
+  struct Decoder;
+  struct DecoderPool;
+
+  ArchiveReader();
+  ApiError parse();
+  ApiError parseToc(const char *Data, size_t Size);
+  ApiError locateFrame(const Entry &E, FrameLocation &Loc) const;
+  ApiError walkFrameChain() const;
+  ApiError decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
+                           const std::function<void *(size_t)> &Allocate) const;
+
+  std::unique_ptr<ByteSource> Source;
+  std::string GroupName;
+  std::string GfxArchFamily;
+  std::vector<std::string> GfxArches;
+  Scheme CompressionScheme = Scheme::None;
+  uint64_t ZstdOffset = 0;
+  uint64_t ZstdSize = 0;
+  std::vector<Entry> Entries;
+  std::vector<std::string> BinaryNames;
+  std::unique_ptr<FrameChain> Chain;
+  std::unique_ptr<DecoderPool> Decoders;
+};
+
+} // namespace kpack
+
+#endif

@@ -1,0 +1,338 @@
+//===- RegistrationShim.cpp - HIPK -> HIPF registration shim --------------===//
+//
+// librocm_kpack_hip.so sits in front of a stock HIP runtime (LD_PRELOAD, or
+// linked ahead of libamdhip64) and defines __hipRegisterFatBinary and
+// __hipUnregisterFatBinary, unversioned and as hip_4.2 like libamdhip64.
+//
+//   HIPF wrapper -> passed to the real runtime untouched.
+//   HIPK wrapper -> for every GPU present, the best code object (native target
+//                   first, then generic; kpack/TargetId.h) is loaded through
+//                   librocm_kpack, the code objects are packed into an
+//                   uncompressed offload bundle, and the real runtime gets a
+//                   HIPF wrapper pointing at it. Both live until
+//                   __hipUnregisterFatBinary.
+//
+// The stock runtime reads the bundle at registration, so the loading cannot be
+// deferred past this call; docs/shim.md measures what it costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AgentTargets.h"
+#include "ArchiveSearch.h"
+#include "kpack/BundleCodec.h"
+#include "kpack/TargetId.h"
+#include "rocm_kpack/kpack.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace kpack;
+
+namespace {
+
+constexpr uint32_t HipfMagic = 0x48495046; // "HIPF"
+constexpr uint32_t HipkMagic = 0x4B504948; // "HIPK"
+constexpr const char *DeviceEntryPrefix = "hipv4-amdgcn-amd-amdhsa--";
+// clang's host entry: empty payload, present in every bundle it writes.
+constexpr const char *HostEntryId = "host-x86_64-unknown-linux-gnu-";
+
+/// __CudaFatBinaryWrapper (docs/FORMAT.md §3.1).
+struct FatbinWrapper {
+  uint32_t Magic;
+  uint32_t Version;
+  const void *Binary;
+  uint64_t Reserved1;
+};
+static_assert(sizeof(FatbinWrapper) == 24, "wrapper layout");
+
+using RegisterFn = void **(*)(const void *);
+using UnregisterFn = void (*)(void **);
+
+bool envFlag(const char *Name) {
+  const char *V = std::getenv(Name);
+  return V && *V && *V != '0';
+}
+
+void report(const char *Kind, const char *Format, ...)
+    __attribute__((format(printf, 2, 3)));
+void report(const char *Kind, const char *Format, ...) {
+  char Line[8192];
+  va_list Args;
+  va_start(Args, Format);
+  std::vsnprintf(Line, sizeof(Line), Format, Args);
+  va_end(Args);
+  std::fprintf(stderr, "rocm_kpack_hip: %s%s\n", Kind, Line);
+}
+#define SHIM_ERROR(...) report("error: ", __VA_ARGS__)
+#define SHIM_DEBUG(...)                                                        \
+  do {                                                                         \
+    if (envFlag("ROCM_KPACK_DEBUG"))                                           \
+      report("", __VA_ARGS__);                                                 \
+  } while (0)
+
+/// The real runtime's entry points: the next definition after this library,
+/// preferring the hip_4.2 version that ROCm-built binaries import.
+template <typename Fn> Fn findNext(const char *Name) {
+  if (void *Sym = dlvsym(RTLD_NEXT, Name, "hip_4.2"))
+    return reinterpret_cast<Fn>(Sym);
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, Name));
+}
+
+struct RealRuntime {
+  RegisterFn Register = nullptr;
+  UnregisterFn Unregister = nullptr;
+};
+
+const RealRuntime &realRuntime() {
+  static const RealRuntime R = [] {
+    RealRuntime R;
+    R.Register = findNext<RegisterFn>("__hipRegisterFatBinary");
+    R.Unregister = findNext<UnregisterFn>("__hipUnregisterFatBinary");
+    return R;
+  }();
+  return R;
+}
+
+/// Process-wide state, created at the first HIPK registration.
+struct Loader {
+  std::vector<TargetId> Agents;
+  kpack_cache_t Cache = nullptr;
+};
+
+Loader &loader() {
+  // Never destroyed: unregistration may run after this library's destructors.
+  static Loader *L = [] {
+    auto *L = new Loader;
+    if (Status S = shim::detectAgentTargets(L->Agents))
+      SHIM_ERROR("cannot determine the GPU targets: %s", S.message().c_str());
+    std::string Names;
+    for (const TargetId &A : L->Agents)
+      Names += (Names.empty() ? "" : ", ") + A.str();
+    SHIM_DEBUG("GPU targets: %s", Names.empty() ? "(none)" : Names.c_str());
+    // librocm_kpack replaces every arch list it is given with
+    // ROCM_KPACK_ARCH_OVERRIDE. The shim has already turned the override into
+    // its agents and asks for one candidate at a time, so the cache must not
+    // apply it again. The cache reads the environment once, here; this runs
+    // at the first HIPK registration, normally during static initialization.
+    std::string Override;
+    const char *O = std::getenv("ROCM_KPACK_ARCH_OVERRIDE");
+    bool HideOverride = O != nullptr;
+    if (HideOverride) {
+      Override = O;
+      unsetenv("ROCM_KPACK_ARCH_OVERRIDE");
+    }
+    kpack_error_t E = kpack_cache_create(&L->Cache);
+    if (HideOverride)
+      setenv("ROCM_KPACK_ARCH_OVERRIDE", Override.c_str(), 1);
+    if (E != KPACK_SUCCESS)
+      SHIM_ERROR("kpack_cache_create failed (error %d)", int(E));
+    return L;
+  }();
+  return *L;
+}
+
+/// What the real runtime received for one HIPK registration.
+struct Substitute {
+  std::vector<uint8_t> Bundle;
+  FatbinWrapper Wrapper{};
+};
+
+std::mutex LiveMutex;
+std::map<void **, std::unique_ptr<Substitute>> &live() {
+  static auto *M = new std::map<void **, std::unique_ptr<Substitute>>;
+  return *M;
+}
+
+/// A code object loaded for one agent.
+struct Loaded {
+  std::string Target; ///< the candidate target ID the archive offered
+  void *Data = nullptr;
+  size_t Size = 0;
+};
+
+/// The loader's answers that mean "not offered for this target ID" (as
+/// opposed to bad metadata, a corrupt archive or kpack being disabled).
+bool isNotOffered(kpack_error_t E) {
+  return E == KPACK_ERROR_ARCH_NOT_FOUND ||
+         E == KPACK_ERROR_ARCHIVE_NOT_FOUND ||
+         E == KPACK_ERROR_KERNEL_NOT_FOUND || E == KPACK_ERROR_FILE_NOT_FOUND;
+}
+
+/// Loads, for Agent, the first candidate target an archive offers. One call
+/// per candidate, so that the bundle entry names the target actually found.
+kpack_error_t loadForAgent(kpack_cache_t Cache, const FatbinWrapper &W,
+                           const std::string &BinaryPath, const TargetId &Agent,
+                           Loaded &Out) {
+  kpack_error_t Last = KPACK_ERROR_ARCH_NOT_FOUND;
+  for (const std::string &Candidate : candidateTargetIds(Agent)) {
+    const char *Arch = Candidate.c_str();
+    Last = kpack_load_code_object(Cache, W.Binary, BinaryPath.c_str(),
+                                  static_cast<uint32_t>(W.Reserved1), &Arch, 1,
+                                  &Out.Data, &Out.Size);
+    if (Last == KPACK_SUCCESS) {
+      Out.Target = Candidate;
+      return Last;
+    }
+    // Anything but "not offered" will not improve with the next candidate.
+    if (!isNotOffered(Last))
+      return Last;
+  }
+  return Last;
+}
+
+/// Reports GPUs left without a code object: one message per binary and set
+/// of GPUs (a library has one wrapper per translation unit, and they all miss
+/// the same way), repeats only under ROCM_KPACK_DEBUG.
+void reportMissing(const FatbinWrapper &W, const std::string &BinaryPath,
+                   uint32_t CoIndex, const std::vector<TargetId> &Missing,
+                   kpack_error_t HardError) {
+  std::string Gpus;
+  for (const TargetId &M : Missing)
+    Gpus += (Gpus.empty() ? "" : ", ") + M.str();
+  static std::mutex ReportedMutex;
+  static auto *Reported = new std::set<std::string>;
+  {
+    std::lock_guard<std::mutex> Lock(ReportedMutex);
+    if (!Reported->insert(BinaryPath + '\n' + Gpus).second) {
+      SHIM_DEBUG("%s#%u: no code object for GPU %s either", BinaryPath.c_str(),
+                 CoIndex, Gpus.c_str());
+      return;
+    }
+  }
+  std::string Searched =
+      HardError == KPACK_ERROR_INVALID_METADATA
+          ? std::string("(the kpack metadata is invalid)")
+          : shim::describeArchiveSearch(W.Binary, BinaryPath, Missing);
+  std::string Reason =
+      envFlag("ROCM_KPACK_DISABLE") ? " [ROCM_KPACK_DISABLE is set]"
+      : HardError
+          ? " [librocm_kpack error " + std::to_string(int(HardError)) + "]"
+          : "";
+  SHIM_ERROR("no code object for GPU %s in '%s' (code object #%u)%s; "
+             "archives searched: %s",
+             Gpus.c_str(),
+             BinaryPath.empty() ? "(unknown binary)" : BinaryPath.c_str(),
+             CoIndex, Reason.c_str(), Searched.c_str());
+}
+
+/// Builds the bundle for a HIPK wrapper: the host entry plus one entry per
+/// distinct target loaded. GPUs without a code object are reported and left
+/// out, so the runtime takes its own "no binary for this GPU" path for them.
+std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
+  auto Start = std::chrono::steady_clock::now();
+  Loader &L = loader();
+
+  char PathBuf[PATH_MAX] = {0};
+  size_t Offset = 0;
+  std::string BinaryPath;
+  if (kpack_discover_binary_path(&W, PathBuf, sizeof(PathBuf), &Offset) ==
+      KPACK_SUCCESS)
+    BinaryPath = PathBuf;
+  else
+    SHIM_ERROR("cannot find the file that holds the HIPK wrapper at %p",
+               static_cast<const void *>(&W));
+  uint32_t CoIndex = static_cast<uint32_t>(W.Reserved1);
+
+  std::vector<Loaded> Objects;
+  std::vector<TargetId> Missing;
+  kpack_error_t HardError = KPACK_SUCCESS;
+  for (const TargetId &Agent : L.Agents) {
+    Loaded Obj;
+    kpack_error_t E = L.Cache ? loadForAgent(L.Cache, W, BinaryPath, Agent, Obj)
+                              : KPACK_ERROR_OUT_OF_MEMORY;
+    if (E != KPACK_SUCCESS) {
+      Missing.push_back(Agent);
+      if (!isNotOffered(E))
+        HardError = E;
+      continue;
+    }
+    SHIM_DEBUG("%s#%u: GPU %s uses code object for %s (%zu bytes)",
+               BinaryPath.c_str(), CoIndex, Agent.str().c_str(),
+               Obj.Target.c_str(), Obj.Size);
+    bool Duplicate =
+        std::any_of(Objects.begin(), Objects.end(),
+                    [&](const Loaded &O) { return O.Target == Obj.Target; });
+    if (Duplicate)
+      kpack_free_code_object(Obj.Data);
+    else
+      Objects.push_back(Obj);
+  }
+
+  if (!Missing.empty())
+    reportMissing(W, BinaryPath, CoIndex, Missing, HardError);
+
+  std::vector<BundleInput> Entries;
+  Entries.push_back({HostEntryId, nullptr, 0});
+  for (const Loaded &O : Objects)
+    Entries.push_back({DeviceEntryPrefix + O.Target,
+                       static_cast<const uint8_t *>(O.Data), O.Size});
+
+  auto S = std::make_unique<Substitute>();
+  S->Bundle = encodeBundle(Entries);
+  for (const Loaded &O : Objects)
+    kpack_free_code_object(O.Data);
+  S->Wrapper.Magic = HipfMagic;
+  S->Wrapper.Version = 1;
+  S->Wrapper.Binary = S->Bundle.data();
+  S->Wrapper.Reserved1 = 0;
+
+  double Ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  SHIM_DEBUG("%s#%u: bundle of %zu code object(s), %zu bytes, built in %.3f ms",
+             BinaryPath.c_str(), CoIndex, Objects.size(), S->Bundle.size(), Ms);
+  return S;
+}
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void **
+__hipRegisterFatBinary(const void *Data) {
+  const RealRuntime &Real = realRuntime();
+  if (!Real.Register) {
+    SHIM_ERROR("no HIP runtime behind the shim: __hipRegisterFatBinary not "
+               "found (load libamdhip64 after librocm_kpack_hip)");
+    return nullptr;
+  }
+  const auto *W = static_cast<const FatbinWrapper *>(Data);
+  if (!W || W->Magic != HipkMagic || W->Version != 1)
+    return Real.Register(Data);
+
+  std::unique_ptr<Substitute> S = substituteFor(*W);
+  void **Handle = Real.Register(&S->Wrapper);
+  std::lock_guard<std::mutex> Lock(LiveMutex);
+  if (!Handle || live().count(Handle)) {
+    // No handle to free it by: the runtime may still point at it, so it stays.
+    (void)S.release();
+    return Handle;
+  }
+  live()[Handle] = std::move(S);
+  return Handle;
+}
+
+__attribute__((visibility("default"))) void
+__hipUnregisterFatBinary(void **Handle) {
+  const RealRuntime &Real = realRuntime();
+  if (Real.Unregister)
+    Real.Unregister(Handle);
+  // The runtime is done with the bundle only now.
+  std::lock_guard<std::mutex> Lock(LiveMutex);
+  live().erase(Handle);
+}
+
+} // extern "C"

@@ -1,0 +1,549 @@
+//===- ArchiveReader.cpp - Lazy .kpack archive reader ---------------------===//
+
+#include "kpack/ArchiveReader.h"
+
+#include "ByteSource.h"
+
+#define MSGPACK_NO_BOOST
+#include <msgpack.hpp>
+#define ZSTD_STATIC_LINKING_ONLY // ZSTD_decompressBound
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <tuple>
+
+namespace kpack {
+
+namespace {
+
+constexpr char Magic[4] = {'K', 'P', 'A', 'K'};
+constexpr uint32_t SupportedVersion = 1;
+constexpr uint64_t HeaderSize = 16;
+
+ApiError invalid(std::string Message) {
+  return ApiError(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
+}
+
+uint32_t readLE32(const unsigned char *P) {
+  return uint32_t(P[0]) | uint32_t(P[1]) << 8 | uint32_t(P[2]) << 16 |
+         uint32_t(P[3]) << 24;
+}
+
+uint64_t readLE64(const unsigned char *P) {
+  return uint64_t(readLE32(P)) | uint64_t(readLE32(P + 4)) << 32;
+}
+
+// Typed views of msgpack objects: each returns false on a type mismatch.
+bool asString(const msgpack::object &O, std::string &Out) {
+  if (O.type != msgpack::type::STR)
+    return false;
+  Out.assign(O.via.str.ptr, O.via.str.size);
+  return true;
+}
+
+bool asUInt(const msgpack::object &O, uint64_t &Out) {
+  if (O.type != msgpack::type::POSITIVE_INTEGER)
+    return false;
+  Out = O.via.u64;
+  return true;
+}
+
+bool keyIs(const msgpack::object_kv &KV, std::string_view Name) {
+  return KV.key.type == msgpack::type::STR &&
+         std::string_view(KV.key.via.str.ptr, KV.key.via.str.size) == Name;
+}
+
+const msgpack::object *lookup(const msgpack::object &Map,
+                              std::string_view Name) {
+  for (uint32_t I = 0; I < Map.via.map.size; ++I)
+    if (keyIs(Map.via.map.ptr[I], Name))
+      return &Map.via.map.ptr[I].val;
+  return nullptr;
+}
+
+ApiError requireString(const msgpack::object &Map, const char *Name,
+                       bool Required, std::string &Out) {
+  const msgpack::object *O = lookup(Map, Name);
+  if (!O)
+    return Required ? invalid(std::string("TOC lacks '") + Name + "'")
+                    : ApiError::success();
+  if (!asString(*O, Out))
+    return invalid(std::string("TOC '") + Name + "' is not a string");
+  return ApiError::success();
+}
+
+ApiError requireUInt(const msgpack::object &Map, const char *Name,
+                     const std::string &Where, uint64_t &Out) {
+  const msgpack::object *O = lookup(Map, Name);
+  if (!O)
+    return invalid(Where + " lacks '" + Name + "'");
+  if (!asUInt(*O, Out))
+    return invalid(Where + " '" + Name + "' is not an unsigned integer");
+  return ApiError::success();
+}
+
+} // namespace
+
+/// Frame locations found by walking the u32 size chain of a zstd blob.
+struct ArchiveReader::FrameChain {
+  std::once_flag Once;
+  ApiError Status;
+  std::vector<FrameLocation> Frames;
+};
+
+/// Reusable decompression state: a zstd context and a buffer for the
+/// compressed frame, so that steady-state loads allocate only their output.
+struct ArchiveReader::Decoder {
+  ZSTD_DCtx *Context = nullptr;
+  std::vector<unsigned char> Frame;
+  ~Decoder() { ZSTD_freeDCtx(Context); }
+};
+
+/// Idle decoders, taken and returned under a short lock that is never held
+/// across reading or decompression, so loads run in parallel.
+struct ArchiveReader::DecoderPool {
+  /// Frame buffers above this size are not kept between loads.
+  static constexpr size_t MaxRetainedFrame = size_t(16) << 20;
+
+  std::mutex Mutex;
+  std::vector<std::unique_ptr<Decoder>> Idle;
+
+  std::unique_ptr<Decoder> acquire() {
+    {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      if (!Idle.empty()) {
+        std::unique_ptr<Decoder> D = std::move(Idle.back());
+        Idle.pop_back();
+        return D;
+      }
+    }
+    auto D = std::make_unique<Decoder>();
+    D->Context = ZSTD_createDCtx();
+    if (!D->Context)
+      throw std::bad_alloc();
+    return D;
+  }
+  void release(std::unique_ptr<Decoder> D) {
+    if (D->Frame.capacity() > MaxRetainedFrame)
+      std::vector<unsigned char>().swap(D->Frame);
+    std::lock_guard<std::mutex> Lock(Mutex);
+    try {
+      Idle.push_back(std::move(D));
+    } catch (const std::bad_alloc &) {
+      // Not pooled; D frees the decoder.
+    }
+  }
+};
+
+ArchiveReader::ArchiveReader()
+    : Chain(std::make_unique<FrameChain>()),
+      Decoders(std::make_unique<DecoderPool>()) {}
+ArchiveReader::~ArchiveReader() = default;
+
+const char *ArchiveReader::schemeName(Scheme S) {
+  return S == Scheme::None ? "none" : "zstd-per-kernel";
+}
+
+uint64_t ArchiveReader::fileSize() const { return Source->size(); }
+
+ApiError ArchiveReader::open(const std::string &Path,
+                             std::unique_ptr<ArchiveReader> &Out) {
+  try {
+    std::unique_ptr<ArchiveReader> R(new ArchiveReader());
+    if (ApiError E = ByteSource::openFile(Path, R->Source))
+      return E;
+    if (ApiError E = R->parse())
+      return E;
+    Out = std::move(R);
+    return ApiError::success();
+  } catch (const std::bad_alloc &) {
+    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory opening " + Path);
+  }
+}
+
+ApiError ArchiveReader::openBytes(const void *Data, size_t Size,
+                                  std::unique_ptr<ArchiveReader> &Out) {
+  try {
+    std::unique_ptr<ArchiveReader> R(new ArchiveReader());
+    R->Source = ByteSource::fromBytes(Data, Size);
+    if (ApiError E = R->parse())
+      return E;
+    Out = std::move(R);
+    return ApiError::success();
+  } catch (const std::bad_alloc &) {
+    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
+ApiError ArchiveReader::parse() {
+  const uint64_t FileSize = Source->size();
+  if (FileSize < HeaderSize)
+    return invalid("file too small for a kpack header");
+  unsigned char Header[HeaderSize];
+  if (ApiError E = Source->readAt(0, Header, HeaderSize))
+    return E;
+  if (std::memcmp(Header, Magic, sizeof(Magic)) != 0)
+    return invalid("bad magic (not a kpack archive)");
+  uint32_t Version = readLE32(Header + 4);
+  if (Version != SupportedVersion)
+    return ApiError(KPACK_ERROR_UNSUPPORTED_VERSION,
+                    "unsupported archive version " + std::to_string(Version));
+  uint64_t TocOffset = readLE64(Header + 8);
+  if (TocOffset < HeaderSize || TocOffset >= FileSize)
+    return invalid("TOC offset " + std::to_string(TocOffset) +
+                   " outside the file");
+  // The TOC is bounded by the file size, which bounds every allocation below.
+  std::vector<char> Toc(FileSize - TocOffset);
+  if (ApiError E = Source->readAt(TocOffset, Toc.data(), Toc.size()))
+    return E;
+  return parseToc(Toc.data(), Toc.size());
+}
+
+ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
+  // Every element takes at least one byte, so limits of Size keep msgpack
+  // from reserving space for counts the TOC cannot hold.
+  msgpack::unpack_limit Limit(Size, Size / 2 + 1, Size, Size, Size, 64);
+  msgpack::object_handle Handle;
+  try {
+    Handle = msgpack::unpack(Data, Size, nullptr, nullptr, Limit);
+  } catch (const std::bad_alloc &) {
+    throw;
+  } catch (const std::exception &Ex) {
+    return ApiError(KPACK_ERROR_MSGPACK_PARSE_FAILED,
+                    std::string("TOC is not valid msgpack: ") + Ex.what());
+  }
+  const msgpack::object &Root = Handle.get();
+  if (Root.type != msgpack::type::MAP)
+    return invalid("TOC is not a map");
+
+  if (const msgpack::object *V = lookup(Root, "format_version")) {
+    uint64_t FormatVersion;
+    if (!asUInt(*V, FormatVersion))
+      return invalid("TOC 'format_version' is not an unsigned integer");
+    if (FormatVersion != SupportedVersion)
+      return ApiError(KPACK_ERROR_UNSUPPORTED_VERSION,
+                      "unsupported TOC format_version " +
+                          std::to_string(FormatVersion));
+  }
+  if (ApiError E = requireString(Root, "group_name", false, GroupName))
+    return E;
+  if (ApiError E = requireString(Root, "gfx_arch_family", false, GfxArchFamily))
+    return E;
+
+  const msgpack::object *Arches = lookup(Root, "gfx_arches");
+  if (!Arches)
+    return invalid("TOC lacks 'gfx_arches'");
+  if (Arches->type != msgpack::type::ARRAY)
+    return invalid("TOC 'gfx_arches' is not an array");
+  for (uint32_t I = 0; I < Arches->via.array.size; ++I) {
+    std::string Arch;
+    if (!asString(Arches->via.array.ptr[I], Arch))
+      return invalid("TOC 'gfx_arches' holds a non-string");
+    GfxArches.push_back(std::move(Arch));
+  }
+
+  std::string SchemeName;
+  if (ApiError E = requireString(Root, "compression_scheme", true, SchemeName))
+    return E;
+  std::vector<std::pair<uint64_t, uint64_t>> Blobs; // "none": offset, size
+  const uint64_t FileSize = Source->size();
+  if (SchemeName == "none") {
+    CompressionScheme = Scheme::None;
+    const msgpack::object *B = lookup(Root, "blobs");
+    if (!B)
+      return invalid("TOC lacks 'blobs'");
+    if (B->type != msgpack::type::ARRAY)
+      return invalid("TOC 'blobs' is not an array");
+    for (uint32_t I = 0; I < B->via.array.size; ++I) {
+      const msgpack::object &Blob = B->via.array.ptr[I];
+      std::string Where = "blob " + std::to_string(I);
+      if (Blob.type != msgpack::type::MAP)
+        return invalid(Where + " is not a map");
+      uint64_t Offset, Length;
+      if (ApiError E = requireUInt(Blob, "offset", Where, Offset))
+        return E;
+      if (ApiError E = requireUInt(Blob, "size", Where, Length))
+        return E;
+      if (!rangeWithin(Offset, Length, FileSize))
+        return invalid(Where + " lies outside the file");
+      Blobs.emplace_back(Offset, Length);
+    }
+  } else if (SchemeName == "zstd-per-kernel") {
+    CompressionScheme = Scheme::ZstdPerKernel;
+    if (ApiError E = requireUInt(Root, "zstd_offset", "TOC", ZstdOffset))
+      return E;
+    if (ApiError E = requireUInt(Root, "zstd_size", "TOC", ZstdSize))
+      return E;
+    if (ZstdSize < 4)
+      return invalid("zstd blob too small for its kernel count");
+    if (!rangeWithin(ZstdOffset, ZstdSize, FileSize))
+      return invalid("zstd blob lies outside the file");
+  } else {
+    return invalid("unknown compression scheme '" + SchemeName + "'");
+  }
+
+  const msgpack::object *Toc = lookup(Root, "toc");
+  if (!Toc)
+    return invalid("TOC lacks 'toc'");
+  if (Toc->type != msgpack::type::MAP)
+    return invalid("TOC 'toc' is not a map");
+  for (uint32_t I = 0; I < Toc->via.map.size; ++I) {
+    const msgpack::object_kv &Binary = Toc->via.map.ptr[I];
+    std::string Key;
+    if (!asString(Binary.key, Key))
+      return invalid("TOC binary key is not a string");
+    if (Binary.val.type != msgpack::type::MAP)
+      return invalid("TOC entry for '" + Key + "' is not a map");
+    for (uint32_t J = 0; J < Binary.val.via.map.size; ++J) {
+      const msgpack::object_kv &ArchKV = Binary.val.via.map.ptr[J];
+      Entry E;
+      E.Key = Key;
+      if (!asString(ArchKV.key, E.Arch))
+        return invalid("architecture of '" + Key + "' is not a string");
+      const std::string Where = "entry " + Key + "/" + E.Arch;
+      const msgpack::object &Fields = ArchKV.val;
+      if (Fields.type != msgpack::type::MAP)
+        return invalid(Where + " is not a map");
+      if (const msgpack::object *Type = lookup(Fields, "type")) {
+        std::string Ignored;
+        if (!asString(*Type, Ignored))
+          return invalid(Where + " 'type' is not a string");
+      }
+      if (ApiError Err = requireUInt(Fields, "ordinal", Where, E.Ordinal))
+        return Err;
+      if (ApiError Err =
+              requireUInt(Fields, "original_size", Where, E.OriginalSize))
+        return Err;
+      if (CompressionScheme == Scheme::None) {
+        if (E.Ordinal >= Blobs.size())
+          return invalid(Where + " ordinal has no blob");
+        E.HasDataOffset = E.HasStoredSize = true;
+        E.DataOffset = Blobs[E.Ordinal].first;
+        E.StoredSize = Blobs[E.Ordinal].second;
+      } else {
+        // Optional extension (docs/runtime.md): where frame N starts.
+        bool HasOffset = lookup(Fields, "frame_offset") != nullptr;
+        bool HasSize = lookup(Fields, "frame_size") != nullptr;
+        if (HasOffset != HasSize)
+          return invalid(Where + " has only one of frame_offset/frame_size");
+        if (HasOffset) {
+          if (ApiError Err =
+                  requireUInt(Fields, "frame_offset", Where, E.DataOffset))
+            return Err;
+          if (ApiError Err =
+                  requireUInt(Fields, "frame_size", Where, E.StoredSize))
+            return Err;
+          const uint64_t BlobEnd = ZstdOffset + ZstdSize;
+          if (E.DataOffset < ZstdOffset + 4 ||
+              !rangeWithin(E.DataOffset, E.StoredSize, BlobEnd) ||
+              BlobEnd - E.DataOffset - E.StoredSize < 4)
+            return invalid(Where + " frame lies outside the zstd blob");
+          E.HasDataOffset = E.HasStoredSize = true;
+        }
+      }
+      Entries.push_back(std::move(E));
+    }
+  }
+
+  auto ByKeyArch = [](const Entry &A, const Entry &B) {
+    return std::tie(A.Key, A.Arch) < std::tie(B.Key, B.Arch);
+  };
+  std::sort(Entries.begin(), Entries.end(), ByKeyArch);
+  for (size_t I = 0; I < Entries.size(); ++I) {
+    if (I > 0 && Entries[I - 1].Key == Entries[I].Key &&
+        Entries[I - 1].Arch == Entries[I].Arch)
+      return invalid("duplicate entry " + Entries[I].Key + "/" +
+                     Entries[I].Arch);
+    if (BinaryNames.empty() || BinaryNames.back() != Entries[I].Key)
+      BinaryNames.push_back(Entries[I].Key);
+  }
+  return ApiError::success();
+}
+
+const ArchiveReader::Entry *ArchiveReader::find(std::string_view Key,
+                                                std::string_view Arch) const {
+  auto It = std::lower_bound(
+      Entries.begin(), Entries.end(), std::make_pair(Key, Arch),
+      [](const Entry &E,
+         const std::pair<std::string_view, std::string_view> &P) {
+        return std::make_pair(std::string_view(E.Key),
+                              std::string_view(E.Arch)) < P;
+      });
+  if (It == Entries.end() || It->Key != Key || It->Arch != Arch)
+    return nullptr;
+  return &*It;
+}
+
+ApiError ArchiveReader::walkFrameChain() const {
+  std::call_once(Chain->Once, [this] {
+    try {
+      unsigned char Word[4];
+      if ((Chain->Status = Source->readAt(ZstdOffset, Word, 4)))
+        return;
+      const uint64_t Count = readLE32(Word);
+      const uint64_t End = ZstdOffset + ZstdSize;
+      // Each frame needs at least its 4-byte size prefix.
+      if (Count > (ZstdSize - 4) / 4) {
+        Chain->Status = invalid("zstd kernel count exceeds the blob");
+        return;
+      }
+      std::vector<FrameLocation> Frames;
+      Frames.reserve(Count);
+      uint64_t Pos = ZstdOffset + 4;
+      for (uint64_t I = 0; I < Count; ++I) {
+        if (!rangeWithin(Pos, 4, End)) {
+          Chain->Status = invalid("zstd frame chain runs past the blob");
+          return;
+        }
+        if ((Chain->Status = Source->readAt(Pos, Word, 4)))
+          return;
+        uint64_t FrameSize = readLE32(Word);
+        if (!rangeWithin(Pos + 4, FrameSize, End)) {
+          Chain->Status = invalid("zstd frame " + std::to_string(I) +
+                                  " runs past the blob");
+          return;
+        }
+        Frames.push_back({Pos, FrameSize});
+        Pos += 4 + FrameSize;
+      }
+      Chain->Frames = std::move(Frames);
+    } catch (const std::bad_alloc &) {
+      Chain->Status = ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+  });
+  return Chain->Status;
+}
+
+ApiError ArchiveReader::locateFrame(const Entry &E, FrameLocation &Loc) const {
+  if (E.HasDataOffset) {
+    Loc = {E.DataOffset, E.StoredSize};
+    return ApiError::success();
+  }
+  if (ApiError Err = walkFrameChain())
+    return Err;
+  if (E.Ordinal >= Chain->Frames.size())
+    return invalid("entry " + E.Key + "/" + E.Arch + " ordinal " +
+                   std::to_string(E.Ordinal) + " has no zstd frame");
+  Loc = Chain->Frames[E.Ordinal];
+  return ApiError::success();
+}
+
+ApiError ArchiveReader::compressedSize(const Entry &E, uint64_t &Size) const {
+  if (E.HasStoredSize) {
+    Size = E.StoredSize;
+    return ApiError::success();
+  }
+  FrameLocation Loc;
+  if (ApiError Err = locateFrame(E, Loc))
+    return Err;
+  Size = Loc.Size;
+  return ApiError::success();
+}
+
+ApiError
+ArchiveReader::read(const Entry &E,
+                    const std::function<void *(size_t)> &Allocate) const {
+  if (CompressionScheme == Scheme::None) {
+    if (E.StoredSize != E.OriginalSize)
+      return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                      E.Key + "/" + E.Arch +
+                          ": blob size differs from original_size");
+    void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
+    if (!Buffer)
+      return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    return Source->readAt(E.DataOffset, Buffer, E.StoredSize);
+  }
+
+  FrameLocation Loc;
+  if (ApiError Err = locateFrame(E, Loc))
+    return Err;
+  std::unique_ptr<Decoder> D;
+  ApiError Err;
+  try {
+    D = Decoders->acquire();
+    Err = decompressFrame(E, Loc, *D, Allocate);
+  } catch (const std::bad_alloc &) {
+    return ApiError(KPACK_ERROR_OUT_OF_MEMORY,
+                    "out of memory reading " + E.Key + "/" + E.Arch);
+  }
+  Decoders->release(std::move(D));
+  return Err;
+}
+
+ApiError ArchiveReader::decompressFrame(
+    const Entry &E, const FrameLocation &Loc, Decoder &D,
+    const std::function<void *(size_t)> &Allocate) const {
+  const std::string Where = E.Key + "/" + E.Arch;
+  std::vector<unsigned char> &Frame = D.Frame;
+  Frame.resize(4 + Loc.Size);
+  if (ApiError Err = Source->readAt(Loc.Offset, Frame.data(), Frame.size()))
+    return Err;
+  if (readLE32(Frame.data()) != Loc.Size)
+    return invalid(Where + ": frame_offset does not point at its frame");
+  const unsigned char *Src = Frame.data() + 4;
+  unsigned long long Content = ZSTD_getFrameContentSize(Src, Loc.Size);
+  if (Content == ZSTD_CONTENTSIZE_ERROR)
+    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": not a zstd frame");
+  if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != E.OriginalSize)
+    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": frame content size differs from original_size");
+  // Refuse before allocating if the frame cannot expand to original_size.
+  unsigned long long Bound = ZSTD_decompressBound(Src, Loc.Size);
+  if (Bound == ZSTD_CONTENTSIZE_ERROR || Bound < E.OriginalSize)
+    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": corrupt zstd frame");
+  void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
+  if (!Buffer)
+    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  size_t Result =
+      ZSTD_decompressDCtx(D.Context, Buffer, E.OriginalSize, Src, Loc.Size);
+  if (ZSTD_isError(Result))
+    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": " + ZSTD_getErrorName(Result));
+  if (Result != E.OriginalSize)
+    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": decompressed size differs from original_size");
+  return ApiError::success();
+}
+
+ApiError ArchiveReader::read(const Entry &E, std::vector<uint8_t> &Out) const {
+  return read(E, [&Out](size_t N) -> void * {
+    try {
+      Out.resize(N);
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
+    return N ? Out.data() : static_cast<void *>(&Out);
+  });
+}
+
+const char *errorCodeName(kpack_error_t Code) {
+  switch (Code) {
+#define CASE(X)                                                                \
+  case X:                                                                      \
+    return #X;
+    CASE(KPACK_SUCCESS)
+    CASE(KPACK_ERROR_INVALID_ARGUMENT)
+    CASE(KPACK_ERROR_FILE_NOT_FOUND)
+    CASE(KPACK_ERROR_INVALID_FORMAT)
+    CASE(KPACK_ERROR_UNSUPPORTED_VERSION)
+    CASE(KPACK_ERROR_KERNEL_NOT_FOUND)
+    CASE(KPACK_ERROR_DECOMPRESSION_FAILED)
+    CASE(KPACK_ERROR_OUT_OF_MEMORY)
+    CASE(KPACK_ERROR_NOT_IMPLEMENTED)
+    CASE(KPACK_ERROR_IO_ERROR)
+    CASE(KPACK_ERROR_MSGPACK_PARSE_FAILED)
+    CASE(KPACK_ERROR_PATH_DISCOVERY_FAILED)
+    CASE(KPACK_ERROR_INVALID_METADATA)
+    CASE(KPACK_ERROR_ARCHIVE_NOT_FOUND)
+    CASE(KPACK_ERROR_ARCH_NOT_FOUND)
+#undef CASE
+  }
+  return "KPACK_ERROR_UNKNOWN";
+}
+
+} // namespace kpack

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything the build, the demo and the test suite need on Debian 12
+# (all from Debian's own archive). Idempotent; needs root (or sudo).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+PKGS=(
+  cmake ninja-build pkg-config gcc g++ python3
+  clang-22 lld-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
+  libzstd-dev zstd libmsgpack-cxx-dev zlib1g-dev libgtest-dev
+  binutils elfutils gdb time
+  # Real ROCm fat binaries and HIP runtime used as test inputs.
+  librocrand1 librocsparse0 libamdhip64-dev rocm-device-libs
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

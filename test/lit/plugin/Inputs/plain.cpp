@@ -1,0 +1,1 @@
+int square(int X) { return X * X; }

@@ -1,0 +1,251 @@
+//===- ArchiveWriterTest.cpp - kpack::ArchiveWriter -----------------------===//
+
+#include "kpack/ArchiveWriter.h"
+
+#include "TestArchive.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace kpack;
+using namespace kpack::test;
+
+namespace {
+
+std::vector<uint8_t> pattern(size_t Size, unsigned Seed) {
+  // Compressible but entry-specific bytes.
+  std::vector<uint8_t> B(Size);
+  uint32_t X = Seed * 2654435761u + 1;
+  for (size_t I = 0; I < Size; ++I) {
+    if (I % 64 == 0)
+      X = X * 1664525u + 1013904223u;
+    B[I] = static_cast<uint8_t>((X >> 24) + (I % 7));
+  }
+  return B;
+}
+
+class ArchiveWriterTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Dir = makeTempDir();
+    ASSERT_FALSE(Dir.empty());
+  }
+  void TearDown() override {
+    std::string Cmd = "rm -rf '" + Dir + "'";
+    (void)std::system(Cmd.c_str());
+  }
+  std::string Dir;
+};
+
+// Fills a writer with one entry of each source kind.
+void addMixed(ArchiveWriter &W, const std::string &Dir,
+              std::vector<uint8_t> &Kept) {
+  Kept = pattern(5000, 1);
+  ASSERT_FALSE(W.addEntry("lib/libfoo.so#0", "gfx942", EntrySource::fromBytes(
+                                                           Kept.data(), Kept.size())));
+  std::vector<uint8_t> FileBytes = pattern(20000, 2);
+  writeFile(Dir + "/input.bin", FileBytes);
+  ASSERT_FALSE(W.addEntry("lib/libfoo.so#0", "gfx1100",
+                          EntrySource::fromFileRange(Dir + "/input.bin", 1000, 9000)));
+  ASSERT_FALSE(W.addEntry("bin/app#0", "gfx1100", EntrySource::fromCallback(
+                                                      [](std::vector<uint8_t> &Out) {
+                                                        Out = pattern(3000, 3);
+                                                        return Status::ok();
+                                                      })));
+  ASSERT_FALSE(W.addEntry("bin/app#0", "gfx90a:xnack+",
+                          EntrySource::fromOwnedBytes(pattern(0, 4))));
+}
+
+TEST_F(ArchiveWriterTest, ZstdRoundTrip) {
+  ArchiveWriter W({"blas_lib", "gfx11X", ArchiveCompression::ZstdPerKernel});
+  std::vector<uint8_t> Kept;
+  addMixed(W, Dir, Kept);
+  ArchiveWriteStats Stats;
+  ASSERT_FALSE(W.write(Dir + "/out.kpack", &Stats));
+  EXPECT_EQ(Stats.Entries, 4u);
+  EXPECT_EQ(Stats.OriginalBytes, 5000u + 9000u + 3000u);
+
+  DecodedArchive A;
+  ASSERT_EQ(decodeArchive(Dir + "/out.kpack", A), "");
+  EXPECT_EQ(A.GroupName, "blas_lib");
+  EXPECT_EQ(A.Family, "gfx11X");
+  EXPECT_EQ(A.Scheme, "zstd-per-kernel");
+  EXPECT_EQ(A.Arches, (std::vector<std::string>{"gfx1100", "gfx90a:xnack+", "gfx942"}));
+  EXPECT_EQ(A.TopLevelKeys,
+            (std::vector<std::string>{"format_version", "group_name", "gfx_arch_family",
+                                      "gfx_arches", "toc", "compression_scheme",
+                                      "zstd_offset", "zstd_size"}));
+  ASSERT_EQ(A.Entries.size(), 4u);
+  std::vector<uint8_t> FileRange = pattern(20000, 2);
+  FileRange = std::vector<uint8_t>(FileRange.begin() + 1000, FileRange.begin() + 10000);
+  const std::vector<uint8_t> Expected[] = {Kept, FileRange, pattern(3000, 3), {}};
+  const char *Keys[] = {"lib/libfoo.so#0", "lib/libfoo.so#0", "bin/app#0", "bin/app#0"};
+  const char *Arches[] = {"gfx942", "gfx1100", "gfx1100", "gfx90a:xnack+"};
+  for (unsigned I = 0; I < 4; ++I) {
+    SCOPED_TRACE(I);
+    EXPECT_EQ(A.Entries[I].Key, Keys[I]);
+    EXPECT_EQ(A.Entries[I].Arch, Arches[I]);
+    EXPECT_EQ(A.Entries[I].Ordinal, I);
+    EXPECT_EQ(A.Entries[I].Bytes, Expected[I]);
+    EXPECT_TRUE(A.Entries[I].FrameHasContentSize);
+    EXPECT_TRUE(A.Entries[I].HasFrameOffset);
+  }
+}
+
+TEST_F(ArchiveWriterTest, NoneRoundTrip) {
+  ArchiveWriter W({"g", "gfx9X", ArchiveCompression::None});
+  std::vector<uint8_t> Kept;
+  addMixed(W, Dir, Kept);
+  ASSERT_FALSE(W.write(Dir + "/out.kpack"));
+  DecodedArchive A;
+  ASSERT_EQ(decodeArchive(Dir + "/out.kpack", A), "");
+  EXPECT_EQ(A.Scheme, "none");
+  EXPECT_EQ(A.TopLevelKeys.back(), "blobs");
+  ASSERT_EQ(A.Entries.size(), 4u);
+  EXPECT_EQ(A.Entries[0].Bytes, Kept);
+  EXPECT_EQ(A.Entries[2].Bytes, pattern(3000, 3));
+  EXPECT_FALSE(A.Entries[0].HasFrameOffset);
+}
+
+// Rewriting upstream's sample archives from their own payloads must give
+// their exact bytes: same header, blob layout and TOC encoding.
+TEST_F(ArchiveWriterTest, ReproducesUpstreamArchives) {
+  for (const char *Name : {"test_noop.kpack", "test_zstd.kpack"}) {
+    SCOPED_TRACE(Name);
+    std::string Upstream = std::string(KPACK_UPSTREAM_TESTDATA) + "/" + Name;
+    DecodedArchive U;
+    ASSERT_EQ(decodeArchive(Upstream, U), "");
+    ArchiveWriterOptions Opts{U.GroupName, U.Family,
+                              U.Scheme == "none" ? ArchiveCompression::None
+                                                 : ArchiveCompression::ZstdPerKernel};
+    Opts.FrameOffsets = false;
+    ArchiveWriter W(Opts);
+    for (const DecodedEntry &E : U.Entries)
+      ASSERT_FALSE(W.addEntry(E.Key, E.Arch,
+                              EntrySource::fromBytes(E.Bytes.data(), E.Bytes.size())));
+    ASSERT_FALSE(W.write(Dir + "/" + Name));
+    EXPECT_EQ(readFile(Dir + "/" + Name), readFile(Upstream));
+  }
+}
+
+TEST_F(ArchiveWriterTest, OutputIndependentOfThreadsAndBatching) {
+  std::vector<std::vector<uint8_t>> Payloads;
+  for (unsigned I = 0; I < 40; ++I)
+    Payloads.push_back(pattern(1000 + 997 * I, I));
+  std::vector<uint8_t> First;
+  for (unsigned Threads : {1u, 3u, 8u}) {
+    for (uint64_t Batch : {uint64_t(1), uint64_t(64) << 20}) {
+      ArchiveWriterOptions Opts{"g", "f", ArchiveCompression::ZstdPerKernel};
+      Opts.Threads = Threads;
+      Opts.BatchBytes = Batch;
+      ArchiveWriter W(Opts);
+      for (unsigned I = 0; I < Payloads.size(); ++I)
+        ASSERT_FALSE(W.addEntry("k#" + std::to_string(I / 2), I % 2 ? "gfx1100" : "gfx942",
+                                EntrySource::fromBytes(Payloads[I].data(),
+                                                       Payloads[I].size())));
+      std::string Out = Dir + "/t" + std::to_string(Threads) + ".kpack";
+      ASSERT_FALSE(W.write(Out));
+      std::vector<uint8_t> Bytes = readFile(Out);
+      if (First.empty())
+        First = Bytes;
+      else
+        EXPECT_EQ(Bytes, First) << Threads << " threads, batch " << Batch;
+    }
+  }
+  DecodedArchive A;
+  ASSERT_EQ(decodeArchive(Dir + "/t1.kpack", A), "");
+  ASSERT_EQ(A.Entries.size(), 40u);
+  for (unsigned I = 0; I < 40; ++I)
+    EXPECT_EQ(A.Entries[I].Bytes, Payloads[A.Entries[I].Ordinal]);
+}
+
+TEST_F(ArchiveWriterTest, RejectsDuplicatesAndEmptyNames) {
+  ArchiveWriter W({"g", "f"});
+  uint8_t B[1] = {1};
+  EXPECT_FALSE(W.addEntry("k#0", "gfx942", EntrySource::fromBytes(B, 1)));
+  Status S = W.addEntry("k#0", "gfx942", EntrySource::fromBytes(B, 1));
+  ASSERT_TRUE(S);
+  EXPECT_NE(S.message().find("duplicate"), std::string::npos);
+  EXPECT_FALSE(W.addEntry("k#0", "gfx1100", EntrySource::fromBytes(B, 1)));
+  EXPECT_TRUE(W.addEntry("", "gfx1100", EntrySource::fromBytes(B, 1)));
+  EXPECT_TRUE(W.addEntry("k#1", "", EntrySource::fromBytes(B, 1)));
+  EXPECT_EQ(W.size(), 2u);
+}
+
+// A failing source or a bad option leaves an existing output untouched and
+// no temporary file behind.
+TEST_F(ArchiveWriterTest, FailureLeavesOutputUntouched) {
+  std::string Out = Dir + "/out.kpack";
+  writeFile(Out, {'o', 'l', 'd'});
+  for (ArchiveCompression C : {ArchiveCompression::None, ArchiveCompression::ZstdPerKernel}) {
+    ArchiveWriter W({"g", "f", C});
+    uint8_t B[3] = {1, 2, 3};
+    ASSERT_FALSE(W.addEntry("a#0", "gfx942", EntrySource::fromBytes(B, 3)));
+    ASSERT_FALSE(W.addEntry("b#0", "gfx942", EntrySource::fromCallback(
+                                                  [](std::vector<uint8_t> &) {
+                                                    return Status::error("boom");
+                                                  })));
+    ASSERT_FALSE(W.addEntry("c#0", "gfx942",
+                            EntrySource::fromFileRange(Dir + "/missing", 0, 10)));
+    Status S = W.write(Out);
+    ASSERT_TRUE(S);
+    EXPECT_NE(S.message().find("b#0 (gfx942): boom"), std::string::npos) << S.message();
+  }
+  ArchiveWriterOptions Opts{"g", "f"};
+  Opts.ZstdLevel = 99;
+  EXPECT_TRUE(ArchiveWriter(Opts).write(Out));
+  EXPECT_EQ(readFile(Out), (std::vector<uint8_t>{'o', 'l', 'd'}));
+  std::string Ls = "test $(ls -A '" + Dir + "' | wc -l) -eq 1";
+  EXPECT_EQ(std::system(Ls.c_str()), 0) << "temporary file left behind";
+}
+
+TEST_F(ArchiveWriterTest, ShortFileRangeIsAnError) {
+  writeFile(Dir + "/small", pattern(100, 0));
+  ArchiveWriter W({"g", "f"});
+  ASSERT_FALSE(W.addEntry("a#0", "gfx942", EntrySource::fromFileRange(Dir + "/small", 50, 51)));
+  Status S = W.write(Dir + "/out.kpack");
+  ASSERT_TRUE(S);
+  EXPECT_NE(S.message().find("ends before byte 101"), std::string::npos) << S.message();
+}
+
+// 512 MiB of code objects from a file go through a writer limited to 8 MiB
+// batches; the process's peak RSS may grow by far less than the input.
+TEST_F(ArchiveWriterTest, StreamsLargeInputsInBoundedMemory) {
+  constexpr uint64_t EntrySize = uint64_t(4) << 20, Count = 128;
+  std::string In = Dir + "/big.bin";
+  int Fd = ::open(In.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(Fd, 0);
+  std::vector<uint8_t> Chunk = pattern(EntrySize, 7);
+  for (uint64_t I = 0; I < 8; ++I) // 32 MiB of data, reused by the entries
+    ASSERT_EQ(::write(Fd, Chunk.data(), Chunk.size()), ssize_t(Chunk.size()));
+  ::close(Fd);
+  std::vector<uint8_t>().swap(Chunk);
+
+  ArchiveWriterOptions Opts{"g", "f"};
+  Opts.ZstdLevel = 1;
+  Opts.BatchBytes = uint64_t(8) << 20;
+  Opts.Threads = 2;
+  ArchiveWriter W(Opts);
+  for (uint64_t I = 0; I < Count; ++I)
+    ASSERT_FALSE(W.addEntry("k#" + std::to_string(I), "gfx942",
+                            EntrySource::fromFileRange(In, (I % 8) * EntrySize, EntrySize)));
+  struct rusage Before, After;
+  getrusage(RUSAGE_SELF, &Before);
+  ArchiveWriteStats Stats;
+  ASSERT_FALSE(W.write(Dir + "/big.kpack", &Stats));
+  getrusage(RUSAGE_SELF, &After);
+  EXPECT_EQ(Stats.OriginalBytes, EntrySize * Count);
+  long GrowthKiB = After.ru_maxrss - Before.ru_maxrss;
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "ASan's quarantine keeps freed batches resident";
+#endif
+#endif
+  EXPECT_LT(GrowthKiB, 64 * 1024) << "peak RSS grew by " << GrowthKiB << " KiB";
+}
+
+} // namespace

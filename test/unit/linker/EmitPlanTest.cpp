@@ -1,0 +1,64 @@
+//===- EmitPlanTest.cpp - ld.kpack names and search paths -----------------===//
+
+#include "Finalize.h"
+
+#include "gtest/gtest.h"
+
+using namespace kpack::link;
+
+namespace {
+
+EmitPlan planOk(const KpackOptions &O, llvm::StringRef Output) {
+  auto P = planEmission(O, Output);
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
+TEST(EmitPlan, SingleArchiveRelativeToTheOutput) {
+  KpackOptions O;
+  O.OutputArchive = "/pkg/share/kpack/libfoo.kpack";
+  EmitPlan P = planOk(O, "/pkg/lib/libfoo.so.1");
+  EXPECT_EQ(P.KernelName, "libfoo.so.1");
+  EXPECT_EQ(P.SearchPaths,
+            (std::vector<std::string>{"../share/kpack/libfoo.kpack"}));
+}
+
+TEST(EmitPlan, PerTargetPattern) {
+  KpackOptions O;
+  O.OutputDir = "/pkg/lib/.kpack";
+  O.KernelName = "blas";
+  EmitPlan P = planOk(O, "/pkg/lib/libblas.so");
+  EXPECT_EQ(P.KernelName, "blas");
+  EXPECT_EQ(P.SearchPaths,
+            (std::vector<std::string>{".kpack/blas_@GFXARCH@.kpack"}));
+  EXPECT_EQ(perTargetArchiveName("blas", "gfx942:sramecc+:xnack-"),
+            "blas_gfx942:sramecc+:xnack-.kpack");
+}
+
+TEST(EmitPlan, ArchiveBesideTheOutput) {
+  KpackOptions O;
+  O.OutputDir = "/a/b";
+  EXPECT_EQ(planOk(O, "/a/b/app").SearchPaths,
+            (std::vector<std::string>{"app_@GFXARCH@.kpack"}));
+}
+
+TEST(EmitPlan, ExplicitSearchPathsWin) {
+  KpackOptions O;
+  O.OutputArchive = "/x/y.kpack";
+  O.SearchPaths = {"/abs/y.kpack", "rel/@GFXARCH@.kpack"};
+  EXPECT_EQ(planOk(O, "/x/bin/app").SearchPaths, O.SearchPaths);
+}
+
+TEST(EmitPlan, ArchiveMustNotBeTheOutput) {
+  KpackOptions O;
+  O.OutputArchive = "/x/app";
+  auto P = planEmission(O, "/x/app");
+  ASSERT_FALSE(bool(P));
+  EXPECT_NE(llvm::toString(P.takeError()).find("names the linker output"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,100 @@
+//===- LinkOptionsTest.cpp - ld.kpack command-line splitting --------------===//
+
+#include "LinkOptions.h"
+
+#include "gtest/gtest.h"
+
+using namespace kpack::link;
+
+namespace {
+
+ParsedCommandLine parseOk(const std::vector<std::string> &Args) {
+  auto P = parseCommandLine(Args);
+  if (!P) {
+    ADD_FAILURE() << llvm::toString(P.takeError());
+    return {};
+  }
+  return std::move(*P);
+}
+
+std::string parseError(const std::vector<std::string> &Args) {
+  auto P = parseCommandLine(Args);
+  if (P)
+    return "";
+  return llvm::toString(P.takeError());
+}
+
+TEST(LinkOptions, KpackOptionsAreStrippedInBothSpellings) {
+  ParsedCommandLine P = parseOk(
+      {"-pie", "a.o", "--kpack-output=x.kpack", "--kpack-name", "lib",
+       "-o", "out", "--kpack-search-path=p1", "--kpack-search-path", "p2",
+       "--kpack-compression-level=0", "-lc"});
+  EXPECT_EQ(P.Kpack.OutputArchive, "x.kpack");
+  EXPECT_EQ(P.Kpack.KernelName, "lib");
+  EXPECT_EQ(P.Kpack.SearchPaths, (std::vector<std::string>{"p1", "p2"}));
+  EXPECT_EQ(P.Kpack.CompressionLevel, 0);
+  EXPECT_EQ(P.Linker.Args,
+            (std::vector<std::string>{"-pie", "a.o", "-o", "out", "-lc"}));
+  EXPECT_EQ(P.Linker.Output, "out");
+  EXPECT_FALSE(P.Linker.Relocatable);
+}
+
+TEST(LinkOptions, OutputSpellings) {
+  EXPECT_EQ(parseOk({"-ofoo"}).Linker.Output, "foo");
+  EXPECT_EQ(parseOk({"--output=bar"}).Linker.Output, "bar");
+  EXPECT_EQ(parseOk({"--output", "baz"}).Linker.Output, "baz");
+  EXPECT_EQ(parseOk({"a.o"}).Linker.Output, "a.out");
+  // Long options that start with 'o' are not -o.
+  EXPECT_EQ(parseOk({"-oformat=elf64-x86-64", "-o", "x"}).Linker.Output, "x");
+  EXPECT_EQ(parseOk({"-orphan-handling=warn", "-o", "y"}).Linker.Output, "y");
+}
+
+TEST(LinkOptions, OutputIsNormalizedAndRedirectable) {
+  ParsedCommandLine P = parseOk({"a.o", "--output=out", "-lc"});
+  EXPECT_EQ(P.Linker.Args,
+            (std::vector<std::string>{"a.o", "-o", "out", "-lc"}));
+  LinkerArgs T = P.Linker.withOutput("/tmp/x");
+  EXPECT_EQ(T.Args, (std::vector<std::string>{"a.o", "-o", "/tmp/x", "-lc"}));
+  EXPECT_EQ(T.Output, "/tmp/x");
+  // No -o: one is appended.
+  EXPECT_EQ(parseOk({"a.o"}).Linker.withOutput("y").Args,
+            (std::vector<std::string>{"a.o", "-o", "y"}));
+}
+
+TEST(LinkOptions, Relocatable) {
+  EXPECT_TRUE(parseOk({"-r", "a.o", "-o", "b.o"}).Linker.Relocatable);
+  EXPECT_TRUE(parseOk({"--relocatable", "a.o"}).Linker.Relocatable);
+}
+
+TEST(LinkOptions, Errors) {
+  EXPECT_NE(parseError({"--kpack-outptu=x"}).find("unknown option"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-output=a", "--kpack-dir=d"})
+                .find("mutually exclusive"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-output"}).find("missing value"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-output="}).find("empty value"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-output=a", "--kpack-compression-level=x"})
+                .find("invalid --kpack-compression-level"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-name=n"}).find("need --kpack-output"),
+            std::string::npos);
+}
+
+TEST(LinkOptions, ClassifiesInputsAndValues) {
+  EXPECT_EQ(classifyLinkerArg("a.o"), ArgKind::Input);
+  EXPECT_EQ(classifyLinkerArg("/x/libfoo.a"), ArgKind::Input);
+  EXPECT_EQ(classifyLinkerArg("-o"), ArgKind::WithValue);
+  EXPECT_EQ(classifyLinkerArg("-L"), ArgKind::WithValue);
+  EXPECT_EQ(classifyLinkerArg("-soname"), ArgKind::WithValue);
+  EXPECT_EQ(classifyLinkerArg("--version-script"), ArgKind::WithValue);
+  EXPECT_EQ(classifyLinkerArg("--version-script=v.map"), ArgKind::Flag);
+  EXPECT_EQ(classifyLinkerArg("-Lfoo"), ArgKind::Flag);
+  EXPECT_EQ(classifyLinkerArg("--whole-archive"), ArgKind::Flag);
+  EXPECT_EQ(classifyLinkerArg("-pie"), ArgKind::Flag);
+  EXPECT_EQ(classifyLinkerArg("-"), ArgKind::Input);
+}
+
+} // namespace

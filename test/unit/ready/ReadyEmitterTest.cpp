@@ -1,0 +1,114 @@
+//===- ReadyEmitterTest.cpp - kpack-ready IR emission ----------------------===//
+
+#include "kpack/KpackReady.h"
+#include "kpack/ReadyEmitter.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+
+using namespace llvm;
+using namespace kpack::ready;
+
+namespace {
+
+std::unique_ptr<Module> parse(LLVMContext &Ctx, StringRef IR) {
+  SMDiagnostic Diag;
+  std::unique_ptr<Module> M = parseAssemblyString(IR, Diag, Ctx);
+  if (!M)
+    ADD_FAILURE() << Diag.getMessage().str();
+  return M;
+}
+
+std::string print(const Module &M) {
+  std::string S;
+  raw_string_ostream OS(S);
+  M.print(OS, nullptr);
+  return S;
+}
+
+ArrayRef<uint8_t> initializerBytes(const GlobalVariable &GV) {
+  StringRef Raw =
+      cast<ConstantDataSequential>(GV.getInitializer())->getRawDataValues();
+  return arrayRefFromStringRef(Raw);
+}
+
+TEST(ReadyEmitter, LeavesModulesWithoutBundleAlone) {
+  LLVMContext Ctx;
+  auto M = parse(Ctx, R"(
+@__hip_fatbin_rdc = external constant i8, section ".hip_fatbin"
+@data = constant [4 x i8] c"abcd", section ".rodata.x"
+define ptr @f() { ret ptr @__hip_fatbin_rdc }
+)");
+  ASSERT_TRUE(M);
+  std::string Before = print(*M);
+  auto N = makeModuleKpackReady(*M);
+  ASSERT_TRUE(static_cast<bool>(N)) << toString(N.takeError());
+  EXPECT_EQ(*N, 0u);
+  EXPECT_EQ(print(*M), Before);
+}
+
+TEST(ReadyEmitter, KeyRecordTakesOverNameLinkageAndUses) {
+  LLVMContext Ctx;
+  auto M = parse(Ctx, R"(
+@__hip_fatbin_abc = protected constant [6 x i8] c"BUNDLE", section ".hip_fatbin", align 4096
+@wrapper = internal constant { i32, i32, ptr, ptr } { i32 1212764230, i32 1, ptr @__hip_fatbin_abc, ptr null }, section ".hipFatBinSegment", align 8
+@llvm.used = appending global [1 x ptr] [ptr @__hip_fatbin_abc], section "llvm.metadata"
+define ptr @get() { ret ptr @wrapper }
+)");
+  ASSERT_TRUE(M);
+  auto N = makeModuleKpackReady(*M);
+  ASSERT_TRUE(static_cast<bool>(N)) << toString(N.takeError());
+  EXPECT_EQ(*N, 1u);
+  EXPECT_FALSE(verifyModule(*M, &errs()));
+
+  std::vector<uint8_t> Bundle = {'B', 'U', 'N', 'D', 'L', 'E'};
+  GlobalVariable *Key = M->getGlobalVariable("__hip_fatbin_abc");
+  ASSERT_NE(Key, nullptr);
+  EXPECT_EQ(Key->getLinkage(), GlobalValue::ExternalLinkage);
+  EXPECT_EQ(Key->getVisibility(), GlobalValue::ProtectedVisibility);
+  EXPECT_EQ(Key->getSection(), KeySectionName);
+  EXPECT_EQ(Key->getAlign(), MaybeAlign(RecordAlign));
+  EXPECT_TRUE(Key->isConstant());
+  EXPECT_EQ(initializerBytes(*Key).vec(),
+            encodeKeyRecord(computeContentKey(Bundle), Bundle.size()));
+
+  GlobalVariable *Wrapper = M->getGlobalVariable("wrapper", true);
+  ASSERT_NE(Wrapper, nullptr);
+  EXPECT_EQ(Wrapper->getInitializer()->getOperand(2), Key);
+
+  GlobalVariable *Payload = M->getGlobalVariable("__kpack_payload", true);
+  ASSERT_NE(Payload, nullptr);
+  EXPECT_EQ(Payload->getSection(), PayloadSectionName);
+  EXPECT_TRUE(Payload->hasMetadata(LLVMContext::MD_exclude));
+  EXPECT_EQ(initializerBytes(*Payload).vec(), encodePayloadRecord(Bundle));
+
+  GlobalVariable *CompilerUsed = M->getGlobalVariable("llvm.compiler.used");
+  ASSERT_NE(CompilerUsed, nullptr);
+  bool Listed = false;
+  for (const Use &U : CompilerUsed->getInitializer()->operands())
+    Listed |= U.get()->stripPointerCasts() == Payload;
+  EXPECT_TRUE(Listed);
+
+  for (const GlobalVariable &GV : M->globals())
+    EXPECT_NE(GV.getSection(), FatbinSectionName) << GV.getName().str();
+}
+
+TEST(ReadyEmitter, RejectsNonByteInitializer) {
+  LLVMContext Ctx;
+  auto M = parse(Ctx, R"(
+@fb = constant { i32, ptr } { i32 1, ptr null }, section ".hip_fatbin"
+)");
+  ASSERT_TRUE(M);
+  auto N = makeModuleKpackReady(*M);
+  ASSERT_FALSE(static_cast<bool>(N));
+  EXPECT_NE(toString(N.takeError()).find("not initialized with plain bytes"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,686 @@
+//===- MalformedInputTest.cpp - Corpus of broken archives and metadata ----===//
+//
+// Each case builds one malformed input and asserts the specific error code:
+// at open, or (when the damage is only visible there) when loading entry
+// "k#0"/gfx1100. Every case runs both from a file and from memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSupport.h"
+
+#include "kpack/ArchiveReader.h"
+#include "kpack/LoaderCache.h"
+#include "rocm_kpack/kpack.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <sys/resource.h>
+
+using namespace kpack_test;
+using kpack::ArchiveReader;
+
+namespace {
+
+ArchiveParts base(const char *Scheme = "zstd-per-kernel", bool Ext = false) {
+  ArchiveSpec Spec;
+  Spec.Scheme = Scheme;
+  Spec.FrameExtension = Ext;
+  Spec.Entries = {{"k#0", "gfx1100", payload("k0-1100", 3000)},
+                  {"k#0", "gfx1101", payload("k0-1101", 2000)},
+                  {"k#1", "gfx1100", payload("k1-1100", 1000)}};
+  return buildParts(Spec);
+}
+
+Bytes withParts(const std::function<void(ArchiveParts &)> &Edit,
+                const char *Scheme = "zstd-per-kernel", bool Ext = false) {
+  ArchiveParts P = base(Scheme, Ext);
+  Edit(P);
+  return serialize(P);
+}
+
+Bytes withBytes(const std::function<void(Bytes &)> &Edit) {
+  Bytes B = serialize(base());
+  Edit(B);
+  return B;
+}
+
+TocValue &entry(ArchiveParts &P, const char *Key = "k#0",
+                const char *Arch = "gfx1100") {
+  return P.Toc["toc"][Key][Arch];
+}
+
+void putLE32(Bytes &B, size_t At, uint32_t V) {
+  for (int I = 0; I < 4; ++I)
+    B[At + I] = uint8_t(V >> (8 * I));
+}
+
+void putLE64(Bytes &B, size_t At, uint64_t V) {
+  for (int I = 0; I < 8; ++I)
+    B[At + I] = uint8_t(V >> (8 * I));
+}
+
+uint64_t tocOffset(const Bytes &B) {
+  uint64_t V = 0;
+  for (int I = 0; I < 8; ++I)
+    V |= uint64_t(B[8 + I]) << (8 * I);
+  return V;
+}
+
+// Zstd blob layout of base(): count @64, frame 0 size @68, frame 0 @72.
+constexpr size_t Frame0SizeAt = 68, Frame0At = 72;
+
+struct MalformedArchive {
+  const char *Name;
+  std::function<Bytes()> Make;
+  kpack_error_t AtOpen;
+  kpack_error_t AtLoad = KPACK_SUCCESS; // when AtOpen is KPACK_SUCCESS
+};
+
+const kpack_error_t Invalid = KPACK_ERROR_INVALID_FORMAT;
+const kpack_error_t Parse = KPACK_ERROR_MSGPACK_PARSE_FAILED;
+const kpack_error_t Version = KPACK_ERROR_UNSUPPORTED_VERSION;
+const kpack_error_t Decompress = KPACK_ERROR_DECOMPRESSION_FAILED;
+const kpack_error_t Ok = KPACK_SUCCESS;
+
+std::vector<MalformedArchive> malformedArchives() {
+  std::vector<MalformedArchive> C;
+  // Header, truncated at every field boundary.
+  for (size_t Cut : {0, 3, 4, 7, 8, 15})
+    C.push_back(
+        {"truncated_header",
+         [Cut] { return withBytes([Cut](Bytes &B) { B.resize(Cut); }); },
+         Invalid});
+  C.push_back({"truncated_at_blob",
+               [] { return withBytes([](Bytes &B) { B.resize(64); }); },
+               Invalid});
+  C.push_back(
+      {"truncated_in_toc",
+       [] { return withBytes([](Bytes &B) { B.resize(tocOffset(B) + 20); }); },
+       Parse});
+  C.push_back({"truncated_last_byte",
+               [] { return withBytes([](Bytes &B) { B.pop_back(); }); },
+               Parse});
+  C.push_back({"bad_magic",
+               [] { return withBytes([](Bytes &B) { B[0] = 'X'; }); },
+               Invalid});
+  C.push_back({"version_0",
+               [] { return withParts([](ArchiveParts &P) { P.Version = 0; }); },
+               Version});
+  C.push_back({"version_2",
+               [] { return withParts([](ArchiveParts &P) { P.Version = 2; }); },
+               Version});
+  C.push_back({"toc_offset_zero",
+               [] { return withBytes([](Bytes &B) { putLE64(B, 8, 0); }); },
+               Invalid});
+  C.push_back(
+      {"toc_offset_at_eof",
+       [] { return withBytes([](Bytes &B) { putLE64(B, 8, B.size()); }); },
+       Invalid});
+  C.push_back(
+      {"toc_offset_huge",
+       [] { return withBytes([](Bytes &B) { putLE64(B, 8, ~uint64_t(0)); }); },
+       Invalid});
+  C.push_back(
+      {"toc_offset_into_blob",
+       [] { return withBytes([](Bytes &B) { putLE64(B, 8, Frame0At); }); },
+       Invalid});
+  // TOC structure.
+  C.push_back(
+      {"toc_never_used_byte",
+       [] { return withBytes([](Bytes &B) { B[tocOffset(B)] = 0xc1; }); },
+       Parse});
+  C.push_back({"toc_array_count_huge",
+               [] {
+                 return withBytes([](Bytes &B) {
+                   size_t T = tocOffset(B);
+                   B.resize(T);
+                   for (uint8_t X : {0xdd, 0xff, 0xff, 0xff, 0xff})
+                     B.push_back(X);
+                 });
+               },
+               Parse});
+  C.push_back({"toc_map_count_huge",
+               [] {
+                 return withBytes([](Bytes &B) {
+                   size_t T = tocOffset(B);
+                   B.resize(T);
+                   for (uint8_t X : {0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x61})
+                     B.push_back(X);
+                 });
+               },
+               Parse});
+  C.push_back({"toc_str_length_huge",
+               [] {
+                 return withBytes([](Bytes &B) {
+                   size_t T = tocOffset(B);
+                   B.resize(T);
+                   for (uint8_t X : {0x81, 0xdb, 0xff, 0xff, 0xff, 0xf0})
+                     B.push_back(X);
+                 });
+               },
+               Parse});
+  C.push_back({"toc_is_array",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc = TocValue::array({1, 2});
+                 });
+               },
+               Invalid});
+  C.push_back({"format_version_2",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["format_version"] = 2; });
+               },
+               Version});
+  C.push_back({"format_version_string",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["format_version"] = "1"; });
+               },
+               Invalid});
+  C.push_back({"group_name_int",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["group_name"] = 7; });
+               },
+               Invalid});
+  C.push_back({"family_array",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["gfx_arch_family"] = TocValue::array();
+                 });
+               },
+               Invalid});
+  C.push_back({"gfx_arches_missing",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc.erase("gfx_arches"); });
+               },
+               Invalid});
+  C.push_back({"gfx_arches_string",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["gfx_arches"] = "gfx1100"; });
+               },
+               Invalid});
+  C.push_back({"gfx_arches_int_item",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["gfx_arches"].A.push_back(1100);
+                 });
+               },
+               Invalid});
+  C.push_back({"scheme_missing",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc.erase("compression_scheme");
+                 });
+               },
+               Invalid});
+  C.push_back({"scheme_int",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["compression_scheme"] = 1; });
+               },
+               Invalid});
+  C.push_back({"scheme_unknown",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["compression_scheme"] = "lz4-dict";
+                 });
+               },
+               Invalid});
+  C.push_back(
+      {"toc_missing",
+       [] { return withParts([](ArchiveParts &P) { P.Toc.erase("toc"); }); },
+       Invalid});
+  C.push_back({"toc_index_array",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["toc"] = TocValue::array(); });
+               },
+               Invalid});
+  C.push_back({"binary_key_int",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["toc"].M.emplace_back(TocValue(5), TocValue::map());
+                 });
+               },
+               Invalid});
+  C.push_back({"binary_value_string",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["toc"]["k#0"] = "gfx1100"; });
+               },
+               Invalid});
+  C.push_back({"entry_not_map",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P) = TocValue::array(); });
+               },
+               Invalid});
+  C.push_back({"arch_key_binary",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["toc"]["k#0"].M.emplace_back(TocValue::binary("gfx9"),
+                                                      TocValue::map());
+                 });
+               },
+               Invalid});
+  C.push_back({"ordinal_missing",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P).erase("ordinal"); });
+               },
+               Invalid});
+  C.push_back({"ordinal_string",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = "0"; });
+               },
+               Invalid});
+  C.push_back({"ordinal_negative",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = -1; });
+               },
+               Invalid});
+  C.push_back({"original_size_missing",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P).erase("original_size"); });
+               },
+               Invalid});
+  C.push_back({"original_size_bool",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   entry(P)["original_size"] = TocValue::boolean(true);
+                 });
+               },
+               Invalid});
+  C.push_back(
+      {"entry_type_int",
+       [] { return withParts([](ArchiveParts &P) { entry(P)["type"] = 1; }); },
+       Invalid});
+  C.push_back({"duplicate_entry",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["toc"]["k#0"].M.push_back(P.Toc["toc"]["k#0"].M[0]);
+                 });
+               },
+               Invalid});
+  // Scheme "none".
+  C.push_back({"none_blobs_missing",
+               [] {
+                 return withParts([](ArchiveParts &P) { P.Toc.erase("blobs"); },
+                                  "none");
+               },
+               Invalid});
+  C.push_back({"none_blobs_map",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["blobs"] = TocValue::map(); },
+                     "none");
+               },
+               Invalid});
+  C.push_back({"none_blob_offset_past_eof",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) {
+                       P.Toc["blobs"].A[0]["offset"] = uint64_t(1) << 40;
+                     },
+                     "none");
+               },
+               Invalid});
+  C.push_back({"none_blob_size_wraps",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) {
+                       P.Toc["blobs"].A[0]["size"] = ~uint64_t(0) - 10;
+                     },
+                     "none");
+               },
+               Invalid});
+  C.push_back({"none_blob_size_string",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["blobs"].A[0]["size"] = "9"; },
+                     "none");
+               },
+               Invalid});
+  C.push_back({"none_ordinal_without_blob",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = 3; }, "none");
+               },
+               Invalid});
+  C.push_back({"none_original_size_mismatch",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["original_size"] = 2999; },
+                     "none");
+               },
+               Ok, Decompress});
+  // Scheme "zstd-per-kernel".
+  C.push_back({"zstd_offset_missing",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc.erase("zstd_offset"); });
+               },
+               Invalid});
+  C.push_back({"zstd_offset_past_eof",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["zstd_offset"] = uint64_t(1) << 33;
+                 });
+               },
+               Invalid});
+  C.push_back({"zstd_size_huge",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Toc["zstd_size"] = ~uint64_t(0);
+                 });
+               },
+               Invalid});
+  C.push_back({"zstd_size_below_count",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { P.Toc["zstd_size"] = 3; });
+               },
+               Invalid});
+  C.push_back(
+      {"zstd_count_huge",
+       [] { return withBytes([](Bytes &B) { putLE32(B, 64, 0xffffffff); }); },
+       Ok, Invalid});
+  C.push_back({"zstd_count_too_small",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = 7; });
+               },
+               Ok, Invalid});
+  C.push_back({"zstd_frame_size_past_blob",
+               [] {
+                 return withBytes(
+                     [](Bytes &B) { putLE32(B, Frame0SizeAt, 0x7fffffff); });
+               },
+               Ok, Invalid});
+  C.push_back({"zstd_frame_size_breaks_chain",
+               [] {
+                 return withBytes([](Bytes &B) {
+                   uint32_t N = B[Frame0SizeAt] | B[Frame0SizeAt + 1] << 8;
+                   putLE32(B, Frame0SizeAt, N / 2);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"zstd_frame_truncated",
+               [] {
+                 // The only frame ends early; the chain itself stays
+                 // consistent.
+                 ArchiveSpec Spec;
+                 Spec.Entries = {{"k#0", "gfx1100", payload("k0-1100", 3000)}};
+                 Bytes B = buildArchive(Spec);
+                 uint32_t N = B[Frame0SizeAt] | B[Frame0SizeAt + 1] << 8;
+                 putLE32(B, Frame0SizeAt, N / 2);
+                 return B;
+               },
+               Ok, Decompress});
+  C.push_back({"zstd_frame_bad_magic",
+               [] { return withBytes([](Bytes &B) { B[Frame0At] ^= 0xff; }); },
+               Ok, Decompress});
+  C.push_back({"zstd_frame_bad_block_type",
+               [] {
+                 return withBytes([](Bytes &B) {
+                   // Block type 3 is reserved; the first block header follows
+                   // the frame header.
+                   B[Frame0At + ZSTD_frameHeaderSize(
+                                    &B[Frame0At], B.size() - Frame0At)] |= 0x06;
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"zstd_original_size_larger",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["original_size"] = 3001; });
+               },
+               Ok, Decompress});
+  C.push_back({"zstd_original_size_smaller",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["original_size"] = 100; });
+               },
+               Ok, Decompress});
+  C.push_back({"zstd_original_size_terabyte",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   entry(P)["original_size"] = uint64_t(1) << 40;
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"ext_only_frame_offset",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P).erase("frame_size"); },
+                     "zstd-per-kernel", true);
+               },
+               Invalid});
+  C.push_back({"ext_frame_offset_before_blob",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["frame_offset"] = 64; },
+                     "zstd-per-kernel", true);
+               },
+               Invalid});
+  C.push_back({"ext_frame_past_blob",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["frame_size"] = 1 << 20; },
+                     "zstd-per-kernel", true);
+               },
+               Invalid});
+  C.push_back(
+      {"ext_frame_offset_misplaced",
+       [] {
+         return withParts(
+             [](ArchiveParts &P) { entry(P)["frame_offset"] = Frame0At; },
+             "zstd-per-kernel", true);
+       },
+       Ok, Invalid});
+  return C;
+}
+
+class MalformedArchiveTest : public ::testing::TestWithParam<MalformedArchive> {
+};
+
+TEST_P(MalformedArchiveTest, FailsWithSpecificError) {
+  const MalformedArchive &Case = GetParam();
+  Bytes Image = Case.Make();
+  TempDir Dir;
+  std::string Path = Dir.write("bad.kpack", Image);
+
+  kpack_archive_t A = nullptr;
+  ASSERT_EQ(kpack_open(Path.c_str(), &A), Case.AtOpen)
+      << kpack::errorCodeName(Case.AtOpen);
+  std::unique_ptr<ArchiveReader> FromMemory;
+  kpack::ApiError MemErr =
+      ArchiveReader::openBytes(Image.data(), Image.size(), FromMemory);
+  EXPECT_EQ(MemErr.code(), Case.AtOpen) << MemErr.message();
+  if (Case.AtOpen != KPACK_SUCCESS) {
+    EXPECT_FALSE(MemErr.message().empty());
+    return;
+  }
+  void *Data = nullptr;
+  size_t Size = 0;
+  EXPECT_EQ(kpack_get_kernel(A, "k#0", "gfx1100", &Data, &Size), Case.AtLoad)
+      << kpack::errorCodeName(Case.AtLoad);
+  EXPECT_EQ(Data, nullptr);
+  kpack_close(A);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, MalformedArchiveTest,
+                         ::testing::ValuesIn(malformedArchives()),
+                         [](const auto &Info) {
+                           return std::string(Info.param.Name) + "_" +
+                                  std::to_string(Info.index);
+                         });
+
+TEST(MalformedArchive, CorpusIsLarge) {
+  EXPECT_GE(malformedArchives().size(), 30u);
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KPACK_TEST_SANITIZED 1
+#endif
+#endif
+
+// Counts near 2^32 in a tiny TOC or a 1 TiB original_size must fail without
+// trying to allocate: run the open and load under a 256 MiB address-space
+// limit in a child process. (Sanitizers reserve terabytes of shadow memory,
+// so the limit cannot be applied to them.)
+#ifndef KPACK_TEST_SANITIZED
+[[noreturn]] void openAndLoadUnderLimit(const std::string &Path) {
+  const rlim_t Bytes = rlim_t(256) << 20;
+  struct rlimit Limit = {Bytes, Bytes};
+  setrlimit(RLIMIT_AS, &Limit);
+  kpack_archive_t A = nullptr;
+  kpack_error_t Err = kpack_open(Path.c_str(), &A);
+  if (Err == KPACK_SUCCESS) {
+    void *Data = nullptr;
+    size_t Size = 0;
+    Err = kpack_get_kernel(A, "k#0", "gfx1100", &Data, &Size);
+  }
+  std::_Exit(int(Err));
+}
+#endif
+
+TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
+#ifdef KPACK_TEST_SANITIZED
+  GTEST_SKIP() << "address-space limit is incompatible with sanitizers";
+#else
+  std::vector<MalformedArchive> Cases = malformedArchives();
+  TempDir Dir;
+  for (const char *Name :
+       {"toc_array_count_huge", "toc_map_count_huge", "toc_str_length_huge",
+        "zstd_count_huge", "zstd_original_size_terabyte"}) {
+    auto It = std::find_if(
+        Cases.begin(), Cases.end(),
+        [&](const MalformedArchive &C) { return std::string(C.Name) == Name; });
+    ASSERT_NE(It, Cases.end()) << Name;
+    std::string Path = Dir.write(std::string(Name) + ".kpack", It->Make());
+    kpack_error_t Expected =
+        It->AtOpen != KPACK_SUCCESS ? It->AtOpen : It->AtLoad;
+    EXPECT_EXIT(openAndLoadUnderLimit(Path),
+                ::testing::ExitedWithCode(int(Expected)), "")
+        << Name;
+  }
+#endif
+}
+
+TEST(MalformedArchive, MissingFileAndDirectory) {
+  TempDir Dir;
+  kpack_archive_t A = nullptr;
+  EXPECT_EQ(kpack_open(Dir.file("absent.kpack").c_str(), &A),
+            KPACK_ERROR_FILE_NOT_FOUND);
+  EXPECT_EQ(kpack_open(Dir.file("no/such/dir.kpack").c_str(), &A),
+            KPACK_ERROR_FILE_NOT_FOUND);
+  EXPECT_EQ(kpack_open(Dir.path().c_str(), &A), KPACK_ERROR_IO_ERROR);
+  EXPECT_EQ(A, nullptr);
+}
+
+// HIPK metadata: every problem is KPACK_ERROR_INVALID_METADATA.
+struct MalformedMetadata {
+  const char *Name;
+  std::function<Bytes()> Make;
+};
+
+Bytes metadataWith(const std::function<void(TocValue &)> &Edit) {
+  TocValue M = TocValue::map();
+  M["kernel_name"] = "lib/libfoo.so";
+  M["kpack_search_paths"] = TocValue::array({"../.kpack/foo_@GFXARCH@.kpack"});
+  Edit(M);
+  return packToBytes(M);
+}
+
+std::vector<MalformedMetadata> malformedMetadata() {
+  return {
+      {"empty", [] { return Bytes(); }},
+      {"never_used_byte", [] { return Bytes{0xc1}; }},
+      {"not_a_map", [] { return packToBytes(TocValue::array({"a"})); }},
+      {"kernel_name_missing",
+       [] {
+         return metadataWith([](TocValue &M) { M.erase("kernel_name"); });
+       }},
+      {"kernel_name_int",
+       [] { return metadataWith([](TocValue &M) { M["kernel_name"] = 3; }); }},
+      {"kernel_name_empty",
+       [] { return metadataWith([](TocValue &M) { M["kernel_name"] = ""; }); }},
+      {"paths_missing",
+       [] {
+         return metadataWith(
+             [](TocValue &M) { M.erase("kpack_search_paths"); });
+       }},
+      {"paths_string",
+       [] {
+         return metadataWith(
+             [](TocValue &M) { M["kpack_search_paths"] = "a.kpack"; });
+       }},
+      {"paths_empty",
+       [] {
+         return metadataWith(
+             [](TocValue &M) { M["kpack_search_paths"] = TocValue::array(); });
+       }},
+      {"path_item_int",
+       [] {
+         return metadataWith(
+             [](TocValue &M) { M["kpack_search_paths"].A.push_back(4); });
+       }},
+      {"path_item_empty",
+       [] {
+         return metadataWith(
+             [](TocValue &M) { M["kpack_search_paths"].A.push_back(""); });
+       }},
+      {"truncated",
+       [] {
+         Bytes B = metadataWith([](TocValue &) {});
+         B.resize(B.size() - 5);
+         return B;
+       }},
+      {"array_count_huge",
+       [] {
+         return Bytes{0x82, 0xab, 'k', 'e', 'r',  'n',  'e',  'l',  '_',
+                      'n',  'a',  'm', 'e', 0xdd, 0xff, 0xff, 0xff, 0xff};
+       }},
+  };
+}
+
+class MalformedMetadataTest
+    : public ::testing::TestWithParam<MalformedMetadata> {};
+
+TEST_P(MalformedMetadataTest, IsInvalidMetadata) {
+  Bytes Meta = GetParam().Make();
+  kpack::HipkReference Ref;
+  kpack::ApiError Err =
+      kpack::parseHipkReference(Meta.data(), Meta.size(), Ref);
+  EXPECT_EQ(Err.code(), KPACK_ERROR_INVALID_METADATA) << Err.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, MalformedMetadataTest,
+                         ::testing::ValuesIn(malformedMetadata()),
+                         [](const auto &Info) {
+                           return std::string(Info.param.Name);
+                         });
+
+TEST(MalformedMetadata, ValidMetadataParses) {
+  Bytes Meta = metadataWith([](TocValue &M) { M["extra"] = 1; });
+  Meta.resize(Meta.size() + 100, 0xc1); // bytes after the map are not read
+  kpack::HipkReference Ref;
+  ASSERT_FALSE(kpack::parseHipkReference(Meta.data(), Meta.size(), Ref));
+  EXPECT_EQ(Ref.KernelName, "lib/libfoo.so");
+  EXPECT_EQ(Ref.SearchPaths,
+            (std::vector<std::string>{"../.kpack/foo_@GFXARCH@.kpack"}));
+}
+
+} // namespace

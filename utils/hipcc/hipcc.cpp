@@ -1,0 +1,240 @@
+//===- hipcc.cpp - HIP compiler driver with --emit-kpack ------------------===//
+//
+// A small hipcc: forwards to clang++ (HIP sources get -x hip) and, with
+// --emit-kpack, compiles host code through KpackPlugin.so and links through
+// ld.kpack so that device code goes to .kpack archives instead of the host
+// binary (docs/hipcc.md). argv is parsed by hand: everything hipcc does not
+// know is passed to clang++ unchanged and in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+int fail(const Twine &Message) {
+  WithColor::error(errs(), "hipcc") << Message << "\n";
+  return 1;
+}
+
+/// clang options whose value is the next argument (so it is not a source).
+bool takesSeparateValue(StringRef A) {
+  static const StringRef Names[] = {
+      "-o",          "-I",           "-D",        "-U",
+      "-L",          "-l",           "-include",  "-isystem",
+      "-x",          "-MF",          "-MT",       "-MQ",
+      "-Xlinker",    "-Xarch_host",  "-Xarch_device", "-Xclang",
+      "-mllvm",      "-target",      "-isysroot", "--sysroot",
+      "-idirafter",  "-iquote",      "-imacros",  "-Xoffload-linker",
+      "-Xassembler", "-Xpreprocessor", "-z",      "-u",
+      "-T",          "-arch",        "-iprefix",  "-iwithprefix"};
+  return is_contained(Names, A);
+}
+
+/// Sources hipcc compiles as HIP, like ROCm's hipcc (C++ sources too).
+bool isHipSource(StringRef Path) {
+  StringRef Ext = sys::path::extension(Path);
+  return is_contained({".hip", ".cu", ".cpp", ".cc", ".cxx", ".c++", ".C"},
+                      Ext);
+}
+
+bool isSource(StringRef Path) {
+  return isHipSource(Path) ||
+         is_contained({".c", ".s", ".S", ".ll", ".bc"},
+                      sys::path::extension(Path));
+}
+
+/// Splits an environment variable's value on blanks.
+std::vector<std::string> envFlags(const char *Name) {
+  std::vector<std::string> Out;
+  std::optional<std::string> V = sys::Process::GetEnv(Name);
+  if (!V)
+    return Out;
+  SmallVector<StringRef, 8> Parts;
+  StringRef(*V).split(Parts, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts)
+    Out.push_back(P.str());
+  return Out;
+}
+
+/// The directory this hipcc lives in.
+std::string selfDir(const char *Argv0) {
+  static int Anchor;
+  std::string Exe = sys::fs::getMainExecutable(Argv0, &Anchor);
+  return sys::path::parent_path(Exe).str();
+}
+
+std::optional<std::string> firstExisting(ArrayRef<std::string> Candidates) {
+  for (const std::string &C : Candidates)
+    if (sys::fs::exists(C))
+      return C;
+  return std::nullopt;
+}
+
+std::string join(StringRef A, StringRef B, StringRef C = "") {
+  SmallString<256> P(A);
+  sys::path::append(P, B, C);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P);
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  InitLLVM X(Argc, Argv);
+  std::string Self = selfDir(Argv[0]);
+
+  std::optional<std::string> EmitFile, EmitDir;
+  bool EmitKpack = false;
+  bool Links = true;
+  bool HasHipSource = false;
+  bool UserSetLanguage = false;
+  std::vector<std::string> Args; // for clang++, in order
+  // Index of a "-x none" that ends a HIP source's "-x hip" and is needed
+  // only if another input follows (clang warns about a trailing one).
+  std::optional<size_t> TrailingNone;
+
+  for (int I = 1; I < Argc; ++I) {
+    StringRef A = Argv[I];
+    if (A == "--emit-kpack") {
+      EmitKpack = true;
+      continue;
+    }
+    if (A.consume_front("--emit-kpack=")) {
+      if (A.empty())
+        return fail("--emit-kpack= needs a file name");
+      EmitKpack = true;
+      EmitFile = A.str();
+      continue;
+    }
+    if (A.consume_front("--emit-kpack-dir=")) {
+      if (A.empty())
+        return fail("--emit-kpack-dir= needs a directory");
+      EmitKpack = true;
+      EmitDir = A.str();
+      continue;
+    }
+    A = Argv[I];
+    // ROCm's hipcc spelling of --offload-arch.
+    if (A.consume_front("--amdgpu-target=")) {
+      Args.push_back(("--offload-arch=" + A).str());
+      continue;
+    }
+    A = Argv[I];
+    if (is_contained({"-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"}, A))
+      Links = false;
+    if (A == "-x")
+      UserSetLanguage = true;
+    if (takesSeparateValue(A) && I + 1 < Argc) {
+      Args.push_back(A.str());
+      Args.push_back(Argv[++I]);
+      continue;
+    }
+    if (!A.starts_with("-") && isHipSource(A) && !UserSetLanguage) {
+      // Only this file is HIP; later inputs get their language back.
+      if (TrailingNone) // "-x hip" is still in effect: drop the "-x none"
+        Args.erase(Args.begin() + *TrailingNone,
+                   Args.begin() + *TrailingNone + 2);
+      else
+        Args.insert(Args.end(), {"-x", "hip"});
+      Args.push_back(A.str());
+      TrailingNone = Args.size();
+      Args.insert(Args.end(), {"-x", "none"});
+      HasHipSource = true;
+      continue;
+    }
+    if (!A.starts_with("-")) {
+      TrailingNone.reset(); // the "-x none" is needed for this input
+      if (isSource(A))
+        HasHipSource |= UserSetLanguage;
+    }
+    Args.push_back(A.str());
+  }
+  if (TrailingNone)
+    Args.erase(Args.begin() + *TrailingNone, Args.begin() + *TrailingNone + 2);
+  if (EmitFile && EmitDir)
+    return fail("--emit-kpack= and --emit-kpack-dir= are mutually exclusive");
+
+  std::vector<std::string> Cmd;
+  std::string Clang;
+  if (std::optional<std::string> Dir = sys::Process::GetEnv("HIP_CLANG_PATH"))
+    Clang = join(*Dir, "clang++");
+  else
+    Clang = KPACK_CLANGXX;
+  Cmd.push_back(Clang);
+  if (std::optional<std::string> Rocm = sys::Process::GetEnv("ROCM_PATH"))
+    if (none_of(Args, [](StringRef A) { return A.starts_with("--rocm-path"); }))
+      Cmd.push_back("--rocm-path=" + *Rocm);
+
+  if (EmitKpack && HasHipSource) {
+    std::optional<std::string> Plugin =
+        firstExisting({join(Self, "..", "lib/KpackPlugin.so"),
+                       join(Self, "..", KPACK_INSTALL_LIBDIR "/KpackPlugin.so")});
+    if (!Plugin)
+      return fail("cannot find KpackPlugin.so beside " + Self);
+    Cmd.push_back("-Xarch_host");
+    Cmd.push_back("-fpass-plugin=" + *Plugin);
+  }
+  append_range(Cmd, Args);
+  if (HasHipSource || !Links)
+    append_range(Cmd, envFlags("HIPCC_COMPILE_FLAGS_APPEND"));
+
+  if (Links) {
+    // Like ROCm's hipcc: links always go through the HIP link step, which
+    // device-links -fgpu-rdc objects and adds the HIP runtime.
+    Cmd.push_back("--hip-link");
+    if (EmitKpack) {
+      // ld.kpack under its ld.lld alias: clang then drives the link (and
+      // the -fgpu-rdc device link) exactly as for -fuse-ld=lld, so the
+      // device code equals that of an ordinary lld build.
+      std::optional<std::string> Linker = firstExisting(
+          {join(Self, "..", "libexec/kpack/ld.lld"),
+           join(Self, "..", KPACK_INSTALL_LIBEXECDIR "/kpack/ld.lld")});
+      if (!Linker)
+        return fail("cannot find ld.kpack's ld.lld alias in " + Self +
+                    "/../libexec/kpack");
+      Cmd.push_back("-fuse-ld=lld");
+      Cmd.push_back("--ld-path=" + *Linker);
+      if (EmitFile)
+        Cmd.push_back("-Wl,--kpack-output=" + *EmitFile);
+      else if (EmitDir)
+        Cmd.push_back("-Wl,--kpack-dir=" + *EmitDir);
+      else {
+        // Bare --emit-kpack: per-target archives beside the output.
+        Cmd.push_back("-Wl,--kpack-dir=.");
+      }
+    }
+    append_range(Cmd, envFlags("HIPCC_LINK_FLAGS_APPEND"));
+  }
+
+  std::optional<std::string> Verbose = sys::Process::GetEnv("HIPCC_VERBOSE");
+  if (Verbose && !Verbose->empty() && (*Verbose)[0] != '0') {
+    for (const std::string &C : Cmd)
+      errs() << C << " ";
+    errs() << "\n";
+  }
+
+  std::vector<StringRef> Refs(Cmd.begin(), Cmd.end());
+  std::string ErrMsg;
+  int RC = sys::ExecuteAndWait(Clang, Refs, /*Env=*/std::nullopt,
+                               /*Redirects=*/{}, /*SecondsToWait=*/0,
+                               /*MemoryLimit=*/0, &ErrMsg);
+  if (RC < 0)
+    return fail("cannot run " + Clang + ": " + ErrMsg);
+  return RC;
+}

@@ -1,0 +1,42 @@
+//===- Commands.h - Subcommands of the kpack tool ---------------*- C++ -*-===//
+//
+// Each subcommand is one file defining its llvm::cl::SubCommand, its options
+// (cl::sub) and its entry point below; Driver.cpp parses the command line and
+// calls the entry point of the selected subcommand.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_UTILS_KPACK_COMMANDS_H
+#define KPACK_UTILS_KPACK_COMMANDS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace kpack {
+class ApiError;
+class ArchiveReader;
+class Status;
+} // namespace kpack
+
+int runLs();      // Ls.cpp
+int runExtract(); // Extract.cpp
+int runVerify();  // Verify.cpp
+int runPack();    // Pack.cpp
+int runInspect(); // Inspect.cpp
+int runConvert(); // Convert.cpp
+
+/// Prints "<Tool>: error: <message>" for every error in E; returns 1.
+int reportError(llvm::StringRef Tool, llvm::Error E);
+
+/// The project's error values as llvm::Error (success for no error).
+llvm::Error toError(const kpack::Status &S);
+llvm::Error toError(const kpack::ApiError &E);
+
+/// Opens an archive with the runtime's reader, which validates the header
+/// and the whole TOC.
+llvm::Expected<std::unique_ptr<kpack::ArchiveReader>>
+openArchive(llvm::StringRef Path);
+
+#endif

@@ -1,0 +1,77 @@
+//===- Driver.cpp - The kpack command-line tool ---------------------------===//
+//
+// kpack <subcommand> [options]: inspect, pack, list, extract and verify
+// device code archives and host binaries. The work is done by the libraries
+// (lib/format, lib/elf, the runtime's reader); the subcommands are thin.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "kpack/ArchiveReader.h"
+#include "kpack/Error.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+int reportError(StringRef Tool, Error E) {
+  handleAllErrors(std::move(E), [&](const ErrorInfoBase &EI) {
+    WithColor::error(errs(), Tool) << EI.message() << "\n";
+  });
+  return 1;
+}
+
+Error toError(const kpack::Status &S) {
+  if (!S)
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(), S.message());
+}
+
+Error toError(const kpack::ApiError &E) {
+  if (!E)
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(), E.message());
+}
+
+Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
+  std::unique_ptr<kpack::ArchiveReader> Reader;
+  if (kpack::ApiError E = kpack::ArchiveReader::open(Path.str(), Reader))
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + Path + "': " + E.message());
+  return std::move(Reader);
+}
+
+static void printVersion(raw_ostream &OS) {
+  OS << "kpack (rocm-kpack toolchain) " KPACK_VERSION "\n";
+}
+
+int main(int Argc, char **Argv) {
+  InitLLVM X(Argc, Argv);
+  cl::SetVersionPrinter(printVersion);
+  if (!cl::ParseCommandLineOptions(
+          Argc, Argv,
+          "kpack: split HIP device code into .kpack archives and inspect "
+          "them\n",
+          &errs()))
+    return 1;
+
+  static const struct {
+    const char *Name;
+    int (*Run)();
+  } Commands[] = {{"ls", runLs},           {"extract", runExtract},
+                  {"verify", runVerify},   {"pack", runPack},
+                  {"inspect", runInspect}, {"convert", runConvert}};
+  for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
+    if (!*Sub)
+      continue;
+    for (const auto &C : Commands)
+      if (Sub->getName() == C.Name)
+        return C.Run();
+  }
+  WithColor::error(errs(), "kpack")
+      << "no subcommand given; see 'kpack --help'\n";
+  return 1;
+}
