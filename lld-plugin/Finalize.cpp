@@ -155,9 +155,7 @@ private:
     if (!W) {
       ArchiveWriterOptions O;
       O.GroupName = Opts.Group.empty() ? Plan.KernelName : Opts.Group;
-      O.GfxArchFamily = !Opts.Family.empty() ? Opts.Family
-                        : Slot.empty()       ? std::string("multi")
-                                             : Slot;
+      O.GfxArchFamily = Opts.Family; // empty: defaultArchFamily()
       int Level = Opts.CompressionLevel.value_or(3);
       O.Compression = Level == 0 ? ArchiveCompression::None
                                  : ArchiveCompression::ZstdPerKernel;

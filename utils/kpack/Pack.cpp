@@ -45,7 +45,7 @@ static cl::opt<std::string> PackGroup("group",
                                       cl::sub(PackCmd));
 static cl::opt<std::string> PackFamily(
     "family",
-    cl::desc("TOC gfx_arch_family (default: the arch if there is only one)"),
+    cl::desc("TOC gfx_arch_family (default: the arch if there is only one, else \"multi\")"),
     cl::sub(PackCmd));
 static cl::opt<std::string> PackName(
     "name", cl::desc("Kernel name for host-binary inputs: keys NAME#N "
@@ -165,13 +165,6 @@ static Error pack() {
   }
 
   W.options().GfxArchFamily = PackFamily;
-  if (PackFamily.empty()) {
-    std::vector<std::string> Arches = W.arches();
-    if (Arches.size() != 1)
-      return packError("--family is required for an archive with " +
-                       Twine(Arches.size()) + " architectures");
-    W.options().GfxArchFamily = Arches.front();
-  }
   ArchiveWriteStats Stats;
   if (Error E = toError(W.write(PackOutput, &Stats)))
     return E;

@@ -200,7 +200,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     for (const std::string &T : Targets)
       Writers[T] = Writer(T);
   else
-    Writers[""] = Writer(Targets.size() == 1 ? *Targets.begin() : "multi");
+    Writers[""] = Writer("");
 
   std::vector<std::unique_ptr<Bundle>> Decoded;
   Progress("collecting code objects");

@@ -292,6 +292,10 @@ std::vector<std::string> ArchiveWriter::arches() const {
   return std::vector<std::string>(Unique.begin(), Unique.end());
 }
 
+std::string kpack::defaultArchFamily(const std::vector<std::string> &Arches) {
+  return Arches.size() == 1 ? Arches.front() : std::string("multi");
+}
+
 std::vector<uint8_t> ArchiveWriter::buildToc(uint64_t BlobBegin,
                                              uint64_t BlobSize) const {
   bool Zstd = Opts.Compression == ArchiveCompression::ZstdPerKernel;
@@ -307,7 +311,8 @@ std::vector<uint8_t> ArchiveWriter::buildToc(uint64_t BlobBegin,
   packStr(P, "group_name");
   packStr(P, Opts.GroupName);
   packStr(P, "gfx_arch_family");
-  packStr(P, Opts.GfxArchFamily);
+  packStr(P, Opts.GfxArchFamily.empty() ? defaultArchFamily(Arches)
+                                        : Opts.GfxArchFamily);
   packStr(P, "gfx_arches");
   P.pack_array(static_cast<uint32_t>(Arches.size()));
   for (const std::string &A : Arches)

@@ -67,7 +67,8 @@ private:
 
 struct ArchiveWriterOptions {
   std::string GroupName;     ///< TOC "group_name"
-  std::string GfxArchFamily; ///< TOC "gfx_arch_family"
+  /// TOC "gfx_arch_family"; empty means defaultArchFamily() of the arches.
+  std::string GfxArchFamily;
   ArchiveCompression Compression = ArchiveCompression::ZstdPerKernel;
   int ZstdLevel = 3;
   /// Compression threads; 0 means std::thread::hardware_concurrency().
@@ -86,6 +87,9 @@ struct ArchiveWriteStats {
   uint64_t OriginalBytes = 0; ///< sum of code-object sizes
   uint64_t FileBytes = 0;     ///< archive size
 };
+
+/// The family an archive gets when none is given: its only arch, or "multi".
+std::string defaultArchFamily(const std::vector<std::string> &Arches);
 
 class ArchiveWriter {
 public:
