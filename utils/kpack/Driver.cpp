@@ -51,6 +51,9 @@ static void printVersion(raw_ostream &OS) {
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
   cl::SetVersionPrinter(printVersion);
+  // libLLVM registers its own options globally; keep them out of --help.
+  static cl::OptionCategory NoTopLevelOptions("kpack");
+  cl::HideUnrelatedOptions(NoTopLevelOptions);
   if (!cl::ParseCommandLineOptions(
           Argc, Argv,
           "kpack: split HIP device code into .kpack archives and inspect "
