@@ -2,6 +2,7 @@
 
 #include "Finalize.h"
 
+#include "kpack/ArchivePaths.h"
 #include "kpack/ArchiveWriter.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
@@ -29,38 +30,7 @@ Error toError(const Status &S) {
   return S ? createStringError(S.message()) : Error::success();
 }
 
-std::string absolute(StringRef Path) {
-  SmallString<256> P(Path);
-  sys::fs::make_absolute(P);
-  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
-  return std::string(P);
-}
-
-/// Lexical path of To relative to the directory FromDir (both absolute).
-std::string relativePath(StringRef FromDir, StringRef To) {
-  SmallVector<StringRef, 16> From, Target;
-  for (auto I = sys::path::begin(FromDir), E = sys::path::end(FromDir); I != E;
-       ++I)
-    From.push_back(*I);
-  for (auto I = sys::path::begin(To), E = sys::path::end(To); I != E; ++I)
-    Target.push_back(*I);
-  size_t Common = 0;
-  while (Common < From.size() && Common < Target.size() &&
-         From[Common] == Target[Common])
-    ++Common;
-  SmallString<256> Rel;
-  for (size_t I = Common; I < From.size(); ++I)
-    sys::path::append(Rel, "..");
-  for (size_t I = Common; I < Target.size(); ++I)
-    sys::path::append(Rel, Target[I]);
-  return Rel.empty() ? std::string(".") : std::string(Rel);
-}
-
 } // namespace
-
-std::string perTargetArchiveName(StringRef KernelName, StringRef TargetId) {
-  return (KernelName + "_" + TargetId + ".kpack").str();
-}
 
 Expected<EmitPlan> planEmission(const KpackOptions &Opts,
                                 StringRef OutputPath) {
@@ -71,25 +41,20 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
   if (Plan.KernelName.empty())
     return createStringError("cannot derive a kernel name from output '%s'",
                              OutputPath.str().c_str());
-  std::string OutDir = absolute(sys::path::parent_path(absolute(OutputPath)));
+  std::string Archive;
   if (!Opts.OutputArchive.empty()) {
     Plan.ArchivePath = Opts.OutputArchive;
-    if (absolute(Plan.ArchivePath) == absolute(OutputPath))
+    if (absolutePath(Plan.ArchivePath) == absolutePath(OutputPath))
       return createStringError("--kpack-output names the linker output");
-    if (Opts.SearchPaths.empty())
-      Plan.SearchPaths.push_back(
-          relativePath(OutDir, absolute(Plan.ArchivePath)));
+    Archive = Plan.ArchivePath;
   } else {
     Plan.ArchiveDir = Opts.OutputDir;
-    if (Opts.SearchPaths.empty()) {
-      SmallString<256> P(relativePath(OutDir, absolute(Plan.ArchiveDir)));
-      sys::path::append(P, perTargetArchiveName(Plan.KernelName, "@GFXARCH@"));
-      sys::path::remove_dots(P);
-      Plan.SearchPaths.push_back(std::string(P));
-    }
+    Archive = perTargetArchivePath(Plan.ArchiveDir, Plan.KernelName,
+                                   "@GFXARCH@");
   }
-  if (!Opts.SearchPaths.empty())
-    Plan.SearchPaths = Opts.SearchPaths;
+  Plan.SearchPaths = Opts.SearchPaths;
+  if (Plan.SearchPaths.empty())
+    Plan.SearchPaths.push_back(searchPathFromBinary(OutputPath, Archive));
   return Plan;
 }
 
@@ -137,9 +102,7 @@ public:
           return createStringError(EC, "cannot create directory '%s': %s",
                                    Plan.ArchiveDir.c_str(),
                                    EC.message().c_str());
-        SmallString<256> P(Plan.ArchiveDir);
-        sys::path::append(P, perTargetArchiveName(Plan.KernelName, Target));
-        Path = std::string(P);
+        Path = perTargetArchivePath(Plan.ArchiveDir, Plan.KernelName, Target);
       }
       if (Status S = W->write(Path))
         return createStringError("cannot write '%s': %s", Path.c_str(),

@@ -13,6 +13,8 @@
 #include "LinkInputs.h"
 #include "LinkOptions.h"
 
+#include "kpack/ArchivePaths.h"
+
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -39,9 +41,8 @@ llvm::Expected<EmitPlan> planEmission(const KpackOptions &Opts,
 /// The msgpack metadata record the plan's binary gets (FORMAT.md §3.2).
 llvm::Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan);
 
-/// Per-target archive file name for --kpack-dir.
-std::string perTargetArchiveName(llvm::StringRef KernelName,
-                                 llvm::StringRef TargetId);
+/// Per-target archive file name for --kpack-dir (shared with kpack convert).
+using kpack::perTargetArchiveName;
 
 /// Reads the image lld wrote to LinkedPath, finalizes it, writes the
 /// archives and then OutputPath (atomically, with LinkedPath's mode).

@@ -35,7 +35,7 @@ step "unit tests"
 (cd build && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest.log"; count_ctest "$LOGS/ctest.log"
 
 step "lit suite"
-/usr/lib/llvm-22/bin/lit -sv -j2 --timeout 600 build/test/lit 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
+/usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 build/test/lit 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
 
 step "runtime + format core under ASan+UBSan"
 if BUILD_DIR=build-asan bash scripts/build.sh -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON; then

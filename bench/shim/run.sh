@@ -14,9 +14,6 @@ trap 'rm -rf "$WORK"' EXIT
 TARGETS="gfx90a:xnack+ gfx942:sramecc+:xnack- gfx1100 gfx1201"
 AGENT=gfx1100
 
-"$LLVM/clang++" -std=c++17 -O2 -I"$SRC/lib/format/include" \
-  "$SRC/test/lit/shim/Inputs/make_archive.cpp" "$BUILD/lib/libkpack_format.a" \
-  -lzstd -lz -lpthread -o "$WORK/make_archive"
 "$LLVM/clang" -shared -fPIC -O2 "$HERE/noop_runtime.c" \
   -Wl,--version-script="$HERE/noop_runtime.map" -o "$WORK/libnoop.so"
 
@@ -34,14 +31,14 @@ for CASE in small large; do
     CO="$WORK/$CASE.${T//:/_}.co"
     "$LLVM/clang++" -x hip -nogpuinc -nogpulib -I"$SRC/test/inputs" --offload-arch="$T" \
       --cuda-device-only --no-gpu-bundle-output -O2 "$WORK/$CASE.hip" -o "$CO"
-    ENTRIES+=("$T=$CO")
+    ENTRIES+=("bench#0:$T=$CO")
     BUNDLE_TARGETS+=",hipv4-amdgcn-amd-amdhsa--$T"
     BUNDLE_INPUTS+=" -input=$CO"
   done
   # shellcheck disable=SC2086
   "$LLVM/clang-offload-bundler" -type=o -bundle-align=4096 -targets="$BUNDLE_TARGETS" \
     $BUNDLE_INPUTS -output="$WORK/$CASE.bundle"
-  "$WORK/make_archive" "$WORK/$CASE.kpack" 'bench#0' "${ENTRIES[@]}"
+  "$BUILD/bin/kpack" pack -o "$WORK/$CASE.kpack" "${ENTRIES[@]}" >/dev/null
 
   "$LLVM/clang" -O2 -DBENCH_FAT "-DBENCH_BUNDLE=\"$WORK/$CASE.bundle\"" \
     "$HERE/registration_bench.c" "$WORK/libnoop.so" -Wl,-rpath,"$WORK" -o "$WORK/$CASE-fat"

@@ -2,6 +2,7 @@
 
 #include "kpack/Convert.h"
 
+#include "kpack/ArchivePaths.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
@@ -26,30 +27,6 @@ namespace {
 
 Error makeError(const Twine &Msg) {
   return createStringError(inconvertibleErrorCode(), Msg);
-}
-
-std::string absolute(StringRef Path) {
-  SmallString<256> P(Path);
-  sys::fs::make_absolute(P);
-  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
-  return std::string(P);
-}
-
-/// Path of To relative to the directory FromDir (both absolute).
-std::string relativePath(StringRef FromDir, StringRef To) {
-  SmallVector<StringRef, 16> From(sys::path::begin(FromDir),
-                                  sys::path::end(FromDir));
-  SmallVector<StringRef, 16> Dest(sys::path::begin(To), sys::path::end(To));
-  size_t Common = 0;
-  while (Common < From.size() && Common + 1 < Dest.size() &&
-         From[Common] == Dest[Common])
-    ++Common;
-  SmallString<256> Rel;
-  for (size_t I = Common; I < From.size(); ++I)
-    sys::path::append(Rel, "..");
-  for (size_t I = Common; I < Dest.size(); ++I)
-    sys::path::append(Rel, Dest[I]);
-  return std::string(Rel);
 }
 
 Error writeOrError(ArchiveWriter &W, const std::string &Path,
@@ -123,8 +100,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   Result.Bundles = Host->Bundles.size();
   Result.Wrappers = Host->Wrappers.size();
 
-  const std::string OutputAbs = absolute(Opts.Output);
-  const std::string OutputDir = sys::path::parent_path(OutputAbs).str();
+  const std::string OutputAbs = absolutePath(Opts.Output);
   std::string Name = Opts.KernelName.empty()
                          ? sys::path::filename(OutputAbs).str()
                          : Opts.KernelName;
@@ -143,24 +119,19 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
       }
   std::vector<std::string> SearchPaths = Opts.SearchPaths;
   if (!Opts.KpackDir.empty()) {
-    std::string Dir = absolute(Opts.KpackDir);
-    for (const std::string &T : Targets) {
-      SmallString<256> P(Dir);
-      sys::path::append(P, Name + "_" + T + ".kpack");
-      ArchiveFor[T] = std::string(P);
-    }
-    if (SearchPaths.empty()) {
-      SmallString<256> Pattern(Dir);
-      sys::path::append(Pattern, Name + "_@GFXARCH@.kpack");
-      SearchPaths.push_back(relativePath(OutputDir, Pattern));
-    }
+    std::string Dir = absolutePath(Opts.KpackDir);
+    for (const std::string &T : Targets)
+      ArchiveFor[T] = perTargetArchivePath(Dir, Name, T);
+    if (SearchPaths.empty())
+      SearchPaths.push_back(searchPathFromBinary(
+          OutputAbs, perTargetArchivePath(Dir, Name, "@GFXARCH@")));
     if (std::error_code EC = sys::fs::create_directories(Dir))
       return makeError("cannot create '" + Dir + "': " + EC.message());
   } else {
-    std::string Path = absolute(Opts.KpackOutput);
+    std::string Path = absolutePath(Opts.KpackOutput);
     if (SearchPaths.empty())
-      SearchPaths.push_back(relativePath(OutputDir, Path));
-    if (Path == OutputAbs || Path == absolute(Opts.Input))
+      SearchPaths.push_back(searchPathFromBinary(OutputAbs, Path));
+    if (Path == OutputAbs || Path == absolutePath(Opts.Input))
       return makeError("the archive would overwrite a host binary");
     if (std::error_code EC =
             sys::fs::create_directories(sys::path::parent_path(Path)))
@@ -232,7 +203,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
 
   for (auto &[Target, W] : Writers) {
     std::string Path =
-        Target.empty() ? absolute(Opts.KpackOutput) : ArchiveFor[Target];
+        Target.empty() ? absolutePath(Opts.KpackOutput) : ArchiveFor[Target];
     Progress("writing " + Path);
     ConvertedArchive Info;
     if (Error E = writeOrError(*W, Path, Info))

@@ -26,42 +26,31 @@ Error makeError(const Twine &Msg) {
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V); }
 
-constexpr uint64_t BundleAlign = 4096;
-
-/// Walks .hip_fatbin one bundle at a time (BundleCodec's rule: bundles start
-/// at multiples of 4096 after the previous one, zero padding in between),
-/// keeping only summaries so that memory stays bounded by the largest bundle.
+/// Summarizes the bundles of .hip_fatbin: a compressed bundle is decoded
+/// for its entries one at a time, so that memory stays bounded by the
+/// largest bundle.
 Error summarizeBundles(ArrayRef<uint8_t> Bytes, const SectionSpan &Sec,
                        std::vector<BundleInfo> &Out,
                        const AnalyzeOptions &Opts) {
-  uint64_t Pos = 0, Size = Bytes.size();
-  while (Pos < Size) {
-    if (isBundle(Bytes.data() + Pos, Size - Pos)) {
+  std::vector<BundleExtent> Extents;
+  if (Status S = scanBundleSection(Bytes.data(), Bytes.size(), Extents))
+    return makeError(".hip_fatbin: " + S.message());
+  for (BundleExtent &E : Extents) {
+    BundleInfo Info;
+    static_cast<BundleExtent &>(Info) = std::move(E);
+    Info.Address = Sec.Address + Info.SectionOffset;
+    Info.FileOffset = Sec.FileOffset + Info.SectionOffset;
+    if (Info.Compression != BundleCompression::None) {
       Bundle B;
-      if (Status S = decodeBundle(Bytes.data() + Pos, Size - Pos, B))
-        return makeError("bundle at .hip_fatbin offset " + hex(Pos) + ": " +
-                         S.message());
-      BundleInfo Info;
-      Info.SectionOffset = Pos;
-      Info.Address = Sec.Address + Pos;
-      Info.FileOffset = Sec.FileOffset + Pos;
-      Info.EncodedSize = B.EncodedSize;
-      Info.Compression = B.Compression;
-      Info.CcobVersion = B.CcobVersion;
-      Info.UncompressedSize = B.Data.size();
+      if (Status S = decodeBundle(Bytes.data() + Info.SectionOffset,
+                                  Bytes.size() - Info.SectionOffset, B))
+        return makeError("bundle at .hip_fatbin offset " +
+                         hex(Info.SectionOffset) + ": " + S.message());
       Info.Entries = std::move(B.Entries);
-      Out.push_back(std::move(Info));
-      if (Opts.BundleScanned)
-        Opts.BundleScanned(Sec.FileOffset + Pos, B.EncodedSize);
-      Pos += std::max<uint64_t>(B.EncodedSize, 1);
     }
-    uint64_t Next = std::min<uint64_t>(alignTo(Pos, BundleAlign), Size);
-    if (Next == Pos && Pos < Size && !isBundle(Bytes.data() + Pos, Size - Pos))
-      Next = std::min<uint64_t>(alignTo(Pos + 1, BundleAlign), Size);
-    for (; Pos < Next; ++Pos)
-      if (Bytes[Pos] != 0)
-        return makeError("unexpected non-zero byte at .hip_fatbin offset " +
-                         hex(Pos) + " (not an offload bundle)");
+    if (Opts.BundleScanned)
+      Opts.BundleScanned(Info.FileOffset, Info.EncodedSize);
+    Out.push_back(std::move(Info));
   }
   return Error::success();
 }

@@ -88,7 +88,9 @@ Status parseUncompressed(const uint8_t *Bytes, size_t Size,
 }
 
 /// Inflates a zlib stream of unknown compressed length; Consumed tells how
-/// much input the stream used (CCOB v1 records no total size).
+/// much input the stream used (CCOB v1 records no total size). With a null
+/// Out the output goes to a small scratch buffer and is dropped, which finds
+/// the stream's end without holding OutSize bytes.
 Status inflateZlib(const uint8_t *In, size_t InSize, uint8_t *Out,
                    size_t OutSize, size_t &Consumed) {
   z_stream Z;
@@ -99,6 +101,7 @@ Status inflateZlib(const uint8_t *In, size_t InSize, uint8_t *Out,
   size_t InPos = 0, OutPos = 0;
   // zlib counts in uInt; feed in chunks so > 4 GiB inputs stay correct.
   constexpr size_t Chunk = size_t(1) << 30;
+  std::vector<uint8_t> Scratch(Out ? 0 : std::min<size_t>(OutSize, 1 << 16));
   while (Ret == Z_OK) {
     if (Z.avail_in == 0 && InPos < InSize) {
       Z.next_in = const_cast<Bytef *>(In + InPos);
@@ -106,8 +109,9 @@ Status inflateZlib(const uint8_t *In, size_t InSize, uint8_t *Out,
       InPos += Z.avail_in;
     }
     if (Z.avail_out == 0 && OutPos < OutSize) {
-      Z.next_out = Out + OutPos;
-      Z.avail_out = static_cast<uInt>(std::min(Chunk, OutSize - OutPos));
+      Z.next_out = Out ? Out + OutPos : Scratch.data();
+      Z.avail_out = static_cast<uInt>(
+          std::min(Out ? Chunk : Scratch.size(), OutSize - OutPos));
       OutPos += Z.avail_out;
     }
     uInt AvailIn = Z.avail_in, AvailOut = Z.avail_out;
@@ -128,102 +132,154 @@ Status inflateZlib(const uint8_t *In, size_t InSize, uint8_t *Out,
   return Status::ok();
 }
 
-Status decodeCcob(const uint8_t *Bytes, size_t Size, Bundle &Out) {
+/// A CCOB header (FORMAT.md §2.2), checked against the bytes after it.
+struct CcobHeader {
+  unsigned Version = 0;
+  unsigned Method = 0; ///< 0 zlib, 1 zstd
+  size_t HeaderSize = 0;
+  uint64_t TotalSize = 0; ///< v2 and v3 only
+  uint64_t RawSize = 0;
+  const uint8_t *Payload = nullptr;
+  size_t PayloadAvail = 0;
+  size_t FrameSize = 0; ///< zstd only: the frame's compressed size
+};
+
+/// Reads and checks the header of the CCOB at Bytes, including what its
+/// compressed data can possibly expand to, so that a corrupt size field
+/// cannot make a caller allocate gigabytes. Decompresses nothing.
+Status readCcobHeader(const uint8_t *Bytes, size_t Size, CcobHeader &H) {
   if (Size < 8)
     return Status::error("truncated CCOB header");
-  unsigned Version = readLE<uint16_t>(Bytes + 4);
-  unsigned Method = readLE<uint16_t>(Bytes + 6);
-  size_t HeaderSize;
-  uint64_t TotalSize = 0, RawSize;
-  switch (Version) {
+  H.Version = readLE<uint16_t>(Bytes + 4);
+  H.Method = readLE<uint16_t>(Bytes + 6);
+  switch (H.Version) {
   case 1:
-    HeaderSize = 20;
+    H.HeaderSize = 20;
     break;
   case 2:
-    HeaderSize = 24;
+    H.HeaderSize = 24;
     break;
   case 3:
-    HeaderSize = 32;
+    H.HeaderSize = 32;
     break;
   default:
-    return Status::error("unsupported CCOB version " + std::to_string(Version));
+    return Status::error("unsupported CCOB version " +
+                         std::to_string(H.Version));
   }
-  if (Size < HeaderSize)
-    return Status::error("truncated CCOB v" + std::to_string(Version) +
+  if (Size < H.HeaderSize)
+    return Status::error("truncated CCOB v" + std::to_string(H.Version) +
                          " header");
-  if (Version == 1) {
-    RawSize = readLE<uint32_t>(Bytes + 8);
-  } else if (Version == 2) {
-    TotalSize = readLE<uint32_t>(Bytes + 8);
-    RawSize = readLE<uint32_t>(Bytes + 12);
+  if (H.Version == 1) {
+    H.RawSize = readLE<uint32_t>(Bytes + 8);
+  } else if (H.Version == 2) {
+    H.TotalSize = readLE<uint32_t>(Bytes + 8);
+    H.RawSize = readLE<uint32_t>(Bytes + 12);
   } else {
-    TotalSize = readLE<uint64_t>(Bytes + 8);
-    RawSize = readLE<uint64_t>(Bytes + 16);
+    H.TotalSize = readLE<uint64_t>(Bytes + 8);
+    H.RawSize = readLE<uint64_t>(Bytes + 16);
   }
-  if (Method != 0 && Method != 1)
+  if (H.Method != 0 && H.Method != 1)
     return Status::error("unknown CCOB compression method " +
-                         std::to_string(Method));
-  if (Version >= 2 && (TotalSize < HeaderSize || TotalSize > Size))
-    return Status::error("CCOB total size " + std::to_string(TotalSize) +
+                         std::to_string(H.Method));
+  if (H.Version >= 2 && (H.TotalSize < H.HeaderSize || H.TotalSize > Size))
+    return Status::error("CCOB total size " + std::to_string(H.TotalSize) +
                          " does not fit the " + std::to_string(Size) +
                          " available bytes");
-  if (RawSize > MaxUncompressedSize)
-    return Status::error("CCOB uncompressed size " + std::to_string(RawSize) +
-                         " is implausibly large");
-  const uint8_t *Payload = Bytes + HeaderSize;
-  size_t PayloadAvail = (Version >= 2 ? TotalSize : Size) - HeaderSize;
+  if (H.RawSize > MaxUncompressedSize)
+    return Status::error("CCOB uncompressed size " +
+                         std::to_string(H.RawSize) + " is implausibly large");
+  H.Payload = Bytes + H.HeaderSize;
+  H.PayloadAvail = (H.Version >= 2 ? H.TotalSize : Size) - H.HeaderSize;
 
-  // Check what the compressed data can possibly expand to before allocating,
-  // so a corrupt size field cannot make us zero gigabytes of memory.
-  size_t FrameSize = 0;
-  if (Method == 1) {
-    FrameSize = ZSTD_findFrameCompressedSize(Payload, PayloadAvail);
-    if (ZSTD_isError(FrameSize))
+  if (H.Method == 1) {
+    H.FrameSize = ZSTD_findFrameCompressedSize(H.Payload, H.PayloadAvail);
+    if (ZSTD_isError(H.FrameSize))
       return Status::error(std::string("zstd: ") +
-                           ZSTD_getErrorName(FrameSize));
-    unsigned long long Content = ZSTD_getFrameContentSize(Payload, FrameSize);
-    if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != RawSize)
+                           ZSTD_getErrorName(H.FrameSize));
+    unsigned long long Content =
+        ZSTD_getFrameContentSize(H.Payload, H.FrameSize);
+    if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != H.RawSize)
       return Status::error("zstd frame holds " + std::to_string(Content) +
                            " bytes, CCOB header says " +
-                           std::to_string(RawSize));
-    if (RawSize / MaxZstdRatio > FrameSize)
-      return Status::error("CCOB uncompressed size " + std::to_string(RawSize) +
+                           std::to_string(H.RawSize));
+    if (H.RawSize / MaxZstdRatio > H.FrameSize)
+      return Status::error("CCOB uncompressed size " +
+                           std::to_string(H.RawSize) +
                            " is implausibly large for its zstd frame");
-  } else if (RawSize / MaxZlibRatio > PayloadAvail) {
-    return Status::error("CCOB uncompressed size " + std::to_string(RawSize) +
+  } else if (H.RawSize / MaxZlibRatio > H.PayloadAvail) {
+    return Status::error("CCOB uncompressed size " +
+                         std::to_string(H.RawSize) +
                          " is implausibly large for its zlib stream");
   }
+  return Status::ok();
+}
 
+BundleCompression compressionOf(const CcobHeader &H) {
+  return H.Method == 0 ? BundleCompression::Zlib : BundleCompression::Zstd;
+}
+
+Status decodeCcob(const uint8_t *Bytes, size_t Size, Bundle &Out) {
+  CcobHeader H;
+  if (Status S = readCcobHeader(Bytes, Size, H))
+    return S;
   try {
-    Out.Data.assign(RawSize, 0);
+    Out.Data.assign(H.RawSize, 0);
   } catch (const std::bad_alloc &) {
-    return Status::error("out of memory for a " + std::to_string(RawSize) +
+    return Status::error("out of memory for a " + std::to_string(H.RawSize) +
                          "-byte bundle");
   }
   size_t Consumed = 0;
-  if (Method == 0) {
-    if (Status S = inflateZlib(Payload, PayloadAvail, Out.Data.data(), RawSize,
-                               Consumed))
+  if (H.Method == 0) {
+    if (Status S = inflateZlib(H.Payload, H.PayloadAvail, Out.Data.data(),
+                               H.RawSize, Consumed))
       return S;
-    Out.Compression = BundleCompression::Zlib;
   } else {
-    size_t Got = ZSTD_decompress(Out.Data.data(), RawSize, Payload, FrameSize);
+    size_t Got =
+        ZSTD_decompress(Out.Data.data(), H.RawSize, H.Payload, H.FrameSize);
     if (ZSTD_isError(Got))
       return Status::error(std::string("zstd: ") + ZSTD_getErrorName(Got));
-    if (Got != RawSize)
+    if (Got != H.RawSize)
       return Status::error("zstd frame decompresses to " +
                            std::to_string(Got) + " bytes, CCOB header says " +
-                           std::to_string(RawSize));
-    Consumed = FrameSize;
-    Out.Compression = BundleCompression::Zstd;
+                           std::to_string(H.RawSize));
+    Consumed = H.FrameSize;
   }
-  Out.CcobVersion = Version;
-  Out.EncodedSize = Version >= 2 ? TotalSize : HeaderSize + Consumed;
+  Out.Compression = compressionOf(H);
+  Out.CcobVersion = H.Version;
+  Out.EncodedSize = H.Version >= 2 ? H.TotalSize : H.HeaderSize + Consumed;
 
   uint64_t End;
   if (Status S = parseUncompressed(Out.Data.data(), Out.Data.size(),
                                    Out.Entries, End))
     return Status::error("CCOB payload: " + S.message());
+  return Status::ok();
+}
+
+/// The extent of the bundle at the start of Bytes (see scanBundleSection).
+Status scanBundle(const uint8_t *Bytes, size_t Size, BundleExtent &Out) {
+  if (!hasPrefix(Bytes, Size, CcobMagic, CcobMagicSize)) {
+    if (Status S = parseUncompressed(Bytes, Size, Out.Entries, Out.EncodedSize))
+      return S;
+    Out.UncompressedSize = Out.EncodedSize;
+    return Status::ok();
+  }
+  CcobHeader H;
+  if (Status S = readCcobHeader(Bytes, Size, H))
+    return S;
+  Out.Compression = compressionOf(H);
+  Out.CcobVersion = H.Version;
+  Out.UncompressedSize = H.RawSize;
+  if (H.Version >= 2) {
+    Out.EncodedSize = H.TotalSize;
+  } else if (H.Method == 1) {
+    Out.EncodedSize = H.HeaderSize + H.FrameSize;
+  } else {
+    size_t Consumed = 0;
+    if (Status S = inflateZlib(H.Payload, H.PayloadAvail, nullptr, H.RawSize,
+                               Consumed))
+      return S;
+    Out.EncodedSize = H.HeaderSize + Consumed;
+  }
   return Status::ok();
 }
 
@@ -254,19 +310,20 @@ Status kpack::decodeBundle(const uint8_t *Bytes, size_t Size, Bundle &Out) {
   return Status::ok();
 }
 
-Status kpack::decodeBundleSection(const uint8_t *Bytes, size_t Size,
-                                  std::vector<Bundle> &Out, uint64_t Align) {
+Status kpack::scanBundleSection(const uint8_t *Bytes, size_t Size,
+                                std::vector<BundleExtent> &Out,
+                                uint64_t Align) {
   Out.clear();
   uint64_t Pos = 0;
   while (Pos < Size) {
     if (isBundle(Bytes + Pos, Size - Pos)) {
-      Bundle B;
-      if (Status S = decodeBundle(Bytes + Pos, Size - Pos, B))
+      BundleExtent E;
+      if (Status S = scanBundle(Bytes + Pos, Size - Pos, E))
         return Status::error("bundle at section offset " + hex(Pos) + ": " +
                              S.message());
-      B.SectionOffset = Pos;
-      Pos += std::max<uint64_t>(B.EncodedSize, 1);
-      Out.push_back(std::move(B));
+      E.SectionOffset = Pos;
+      Pos += std::max<uint64_t>(E.EncodedSize, 1);
+      Out.push_back(std::move(E));
     }
     // Between bundles only zero padding up to the next aligned offset.
     uint64_t Next = std::min<uint64_t>(alignTo(Pos, Align), Size);
@@ -276,6 +333,24 @@ Status kpack::decodeBundleSection(const uint8_t *Bytes, size_t Size,
       if (Bytes[Pos] != 0)
         return Status::error("unexpected non-zero byte at section offset " +
                              hex(Pos) + " (not an offload bundle)");
+  }
+  return Status::ok();
+}
+
+Status kpack::decodeBundleSection(const uint8_t *Bytes, size_t Size,
+                                  std::vector<Bundle> &Out, uint64_t Align) {
+  Out.clear();
+  std::vector<BundleExtent> Extents;
+  if (Status S = scanBundleSection(Bytes, Size, Extents, Align))
+    return S;
+  for (const BundleExtent &E : Extents) {
+    Bundle B;
+    if (Status S = decodeBundle(Bytes + E.SectionOffset,
+                                Size - E.SectionOffset, B))
+      return Status::error("bundle at section offset " +
+                           hex(E.SectionOffset) + ": " + S.message());
+    B.SectionOffset = E.SectionOffset;
+    Out.push_back(std::move(B));
   }
   return Status::ok();
 }

@@ -50,14 +50,15 @@ struct BundleRange {
 } // namespace
 
 /// Splits `.hip_fatbin` contents into bundles (kpack_format's codec: one
-/// bundle per 4096-aligned offset, zero fill between them).
+/// bundle per 4096-aligned offset, zero fill between them). The bundles move
+/// as opaque bytes, so nothing is decompressed here.
 static Expected<std::vector<BundleRange>>
 splitFatbin(ArrayRef<uint8_t> Contents) {
-  std::vector<Bundle> Bundles;
-  if (Status S = decodeBundleSection(Contents.data(), Contents.size(), Bundles))
+  std::vector<BundleExtent> Bundles;
+  if (Status S = scanBundleSection(Contents.data(), Contents.size(), Bundles))
     return makeError(FatbinSectionName + ": " + S.message());
   std::vector<BundleRange> Ranges;
-  for (const Bundle &B : Bundles)
+  for (const BundleExtent &B : Bundles)
     Ranges.push_back({B.SectionOffset, B.SectionOffset + B.EncodedSize});
   return Ranges;
 }

@@ -10,6 +10,7 @@
 #define KPACK_RUNTIME_LOADERCACHE_H
 
 #include "kpack/ApiError.h"
+#include "kpack/HipkReference.h"
 
 #include <atomic>
 #include <cstdint>
@@ -24,18 +25,6 @@
 namespace kpack {
 
 class ArchiveReader;
-
-/// The metadata a HIPK wrapper points at:
-/// {"kernel_name": str, "kpack_search_paths": [str, ...]}.
-struct HipkReference {
-  std::string KernelName;
-  std::vector<std::string> SearchPaths;
-};
-
-/// Parses one msgpack map from Data, reading at most MaxSize bytes (and no
-/// byte past the end of the map). Any problem is KPACK_ERROR_INVALID_METADATA.
-ApiError parseHipkReference(const void *Data, size_t MaxSize,
-                            HipkReference &Out);
 
 /// Drops the "amdgcn-amd-amdhsa--" prefix of a target ID, if present.
 std::string_view stripTargetTriple(std::string_view Arch);

@@ -240,6 +240,52 @@ TEST_F(BundleCodecTest, SplitsLinkedSection) {
   expectClangPayloads(Bundles[2]);
 }
 
+// The scan finds what decoding finds, from the headers alone.
+TEST_F(BundleCodecTest, ScanMatchesDecode) {
+  std::vector<uint8_t> Fb = input("linked.fb");
+  std::vector<BundleExtent> Extents;
+  std::vector<Bundle> Bundles;
+  ASSERT_FALSE(scanBundleSection(Fb.data(), Fb.size(), Extents));
+  ASSERT_FALSE(decodeBundleSection(Fb.data(), Fb.size(), Bundles));
+  ASSERT_EQ(Extents.size(), Bundles.size());
+  for (size_t I = 0; I < Extents.size(); ++I) {
+    SCOPED_TRACE(I);
+    EXPECT_EQ(Extents[I].SectionOffset, Bundles[I].SectionOffset);
+    EXPECT_EQ(Extents[I].EncodedSize, Bundles[I].EncodedSize);
+    EXPECT_EQ(Extents[I].Compression, Bundles[I].Compression);
+    EXPECT_EQ(Extents[I].CcobVersion, Bundles[I].CcobVersion);
+    EXPECT_EQ(Extents[I].UncompressedSize, Bundles[I].Data.size());
+    bool Compressed = Bundles[I].Compression != BundleCompression::None;
+    EXPECT_EQ(Extents[I].Entries.size(),
+              Compressed ? 0u : Bundles[I].Entries.size());
+  }
+}
+
+// CCOB v1 records no size: the scan finds the end of a zlib stream.
+TEST_F(BundleCodecTest, ScanFindsEndOfZlibV1) {
+  std::vector<uint8_t> Plain = input("plain.fb");
+  uLongf ZSize = compressBound(Plain.size());
+  std::vector<uint8_t> Z(ZSize);
+  ASSERT_EQ(compress2(Z.data(), &ZSize, Plain.data(), Plain.size(), 6), Z_OK);
+  Z.resize(ZSize);
+  std::vector<uint8_t> Fb = {'C', 'C', 'O', 'B'};
+  putLE(Fb, 1, 2);
+  putLE(Fb, 0, 2);
+  putLE(Fb, Plain.size(), 4);
+  putLE(Fb, 0, 8); // hash, not checked
+  Fb.insert(Fb.end(), Z.begin(), Z.end());
+  Fb.resize((Fb.size() + 4095) / 4096 * 4096, 0);
+  Fb.insert(Fb.end(), Plain.begin(), Plain.end());
+  std::vector<BundleExtent> Extents;
+  ASSERT_FALSE(scanBundleSection(Fb.data(), Fb.size(), Extents));
+  ASSERT_EQ(Extents.size(), 2u);
+  EXPECT_EQ(Extents[0].Compression, BundleCompression::Zlib);
+  EXPECT_EQ(Extents[0].EncodedSize, 20 + Z.size());
+  EXPECT_EQ(Extents[0].UncompressedSize, Plain.size());
+  EXPECT_EQ(Extents[1].SectionOffset, Fb.size() - Plain.size());
+  EXPECT_EQ(Extents[1].Entries.size(), 3u);
+}
+
 TEST_F(BundleCodecTest, SectionRejectsGarbageBetweenBundles) {
   std::vector<uint8_t> Fb = input("linked.fb");
   std::vector<Bundle> Bundles;

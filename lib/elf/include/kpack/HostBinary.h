@@ -69,18 +69,13 @@ struct WrapperInfo {
   uint32_t kpackIndex() const { return static_cast<uint32_t>(Reserved1); }
 };
 
-/// One offload bundle found in .hip_fatbin; payload bytes are not kept.
-struct BundleInfo {
-  uint64_t SectionOffset = 0; ///< from the start of .hip_fatbin
-  uint64_t Address = 0;       ///< vaddr (section offset in objects)
+/// One offload bundle found in .hip_fatbin (SectionOffset is from its start);
+/// payload bytes are not kept. Entries (host entry included) are filled for
+/// compressed bundles too; for uncompressed bundles a payload is at
+/// FileOffset + Entry.Offset in the image.
+struct BundleInfo : BundleExtent {
+  uint64_t Address = 0; ///< vaddr (section offset in objects)
   uint64_t FileOffset = 0;
-  uint64_t EncodedSize = 0; ///< bytes occupied in the section
-  BundleCompression Compression = BundleCompression::None;
-  unsigned CcobVersion = 0; ///< 1..3 for CCOB, 0 if uncompressed
-  uint64_t UncompressedSize = 0;
-  /// Entries (host entry included). For uncompressed bundles a payload is at
-  /// FileOffset + Entry.Offset in the image.
-  std::vector<BundleEntry> Entries;
 };
 
 /// A section's placement.

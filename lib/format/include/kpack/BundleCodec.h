@@ -44,6 +44,19 @@ struct Bundle {
   std::vector<const BundleEntry *> deviceEntries() const;
 };
 
+/// Where a bundle lies in a section and what its header records, read
+/// without decompressing or copying it (scanBundleSection).
+struct BundleExtent {
+  uint64_t SectionOffset = 0; ///< where the bundle starts in the section
+  uint64_t EncodedSize = 0;   ///< bytes it occupies there
+  BundleCompression Compression = BundleCompression::None;
+  unsigned CcobVersion = 0;      ///< 1, 2, 3 for CCOB; 0 if uncompressed
+  uint64_t UncompressedSize = 0; ///< CCOB header's; EncodedSize if uncompressed
+  /// Uncompressed bundles only (a CCOB's entries are inside its compressed
+  /// data); payload offsets are from SectionOffset.
+  std::vector<BundleEntry> Entries;
+};
+
 /// True if Bytes start with an uncompressed bundle or a CCOB header.
 bool isBundle(const uint8_t *Bytes, size_t Size);
 
@@ -55,7 +68,15 @@ Status decodeBundle(const uint8_t *Bytes, size_t Size, Bundle &Out);
 
 /// Splits a section holding one or more bundles, each starting at a multiple
 /// of Align (4096 by clang) after the previous one; zero padding between
-/// bundles is skipped. SectionOffset is set on each result.
+/// bundles is skipped. Only headers are read and checked, except that the
+/// end of a CCOB v1 zlib stream (v1 records no total size) is found by
+/// inflating it into a scratch buffer that is not kept.
+Status scanBundleSection(const uint8_t *Bytes, size_t Size,
+                         std::vector<BundleExtent> &Out,
+                         uint64_t Align = 4096);
+
+/// scanBundleSection, then decodes every bundle. SectionOffset is set on
+/// each result.
 Status decodeBundleSection(const uint8_t *Bytes, size_t Size,
                            std::vector<Bundle> &Out, uint64_t Align = 4096);
 

@@ -3,7 +3,8 @@
 // The msgpack map a HIPK wrapper points at:
 //   {"kernel_name": str, "kpack_search_paths": [str, ...]}
 // Encoded with a fixed key order (deterministic bytes); decoded with full
-// validation and without exceptions.
+// validation and without exceptions by the runtime's parser
+// (kpack/HipkReference.h), so that the tools read it as the loader does.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_METADATA_H
