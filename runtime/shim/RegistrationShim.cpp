@@ -83,12 +83,30 @@ void report(const char *Kind, const char *Format, ...) {
       report("", __VA_ARGS__);                                                 \
   } while (0)
 
-/// The real runtime's entry points: the next definition after this library,
-/// preferring the hip_4.2 version that ROCm-built binaries import.
+/// Looks Name up in Handle, preferring the hip_4.2 version that ROCm-built
+/// binaries import.
+void *findVersioned(void *Handle, const char *Name) {
+  if (void *Sym = dlvsym(Handle, Name, "hip_4.2"))
+    return Sym;
+  return dlsym(Handle, Name);
+}
+
+/// The real runtime's entry points: the next definition after this library
+/// in the global scope or, when the HIP library was dlopen'ed RTLD_LOCAL (so
+/// its libamdhip64 is not in the global scope, as in Python extensions), the
+/// runtime already loaded under one of its usual names.
 template <typename Fn> Fn findNext(const char *Name) {
-  if (void *Sym = dlvsym(RTLD_NEXT, Name, "hip_4.2"))
+  if (void *Sym = findVersioned(RTLD_NEXT, Name))
     return reinterpret_cast<Fn>(Sym);
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, Name));
+  for (const char *Lib : {"libamdhip64.so.7", "libamdhip64.so.6",
+                          "libamdhip64.so.5", "libamdhip64.so"}) {
+    // RTLD_NOLOAD: never load a runtime ourselves; the handle keeps a
+    // reference that lives as long as the process, like the shim's use.
+    if (void *Handle = dlopen(Lib, RTLD_LAZY | RTLD_NOLOAD))
+      if (void *Sym = findVersioned(Handle, Name))
+        return reinterpret_cast<Fn>(Sym);
+  }
+  return nullptr;
 }
 
 struct RealRuntime {
