@@ -441,9 +441,10 @@ Expected<std::vector<uint8_t>> Rewriter::run() {
   for (const WrapperInfo &W : Host.Wrappers) {
     WrapperLocation Loc = WrapperLocation::of(W);
     auto NewW = L.map(W.FileOffset, WrapperSize);
-    auto NewRela = W.Style == PointerStyle::RelaRelative
-                       ? L.map(W.RelaFileOffset, 24)
-                       : std::optional<uint64_t>(0);
+    bool HasRela = W.Style == PointerStyle::RelaRelative ||
+                   W.Style == PointerStyle::RelaSymbol;
+    auto NewRela =
+        HasRela ? L.map(W.RelaFileOffset, 24) : std::optional<uint64_t>(0);
     if (!NewW || !NewRela)
       return makeError("wrapper at " + hex(W.Address) +
                        " lies in the removed range");

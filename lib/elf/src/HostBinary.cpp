@@ -221,14 +221,32 @@ Error Analyzer::resolveLinkedPointers(ArrayRef<Elf_Shdr> Sections) {
         if (It == Slots.end())
           continue;
         uint32_t Type = R.getType(false);
-        if (Type != ELF::R_X86_64_RELATIVE)
+        WrapperInfo &W = *It->second;
+        W.RelaFileOffset = S.sh_offset + I * sizeof(ELFT::Rela);
+        if (Type == ELF::R_X86_64_RELATIVE) {
+          W.Style = PointerStyle::RelaRelative;
+          W.Target = R.r_addend;
+          continue;
+        }
+        if (Type != ELF::R_X86_64_64)
           return makeError("wrapper pointer at " + hex(R.r_offset) +
                            " has an unsupported dynamic relocation (type " +
                            Twine(Type) + ")");
-        WrapperInfo &W = *It->second;
-        W.Style = PointerStyle::RelaRelative;
-        W.Target = R.r_addend;
-        W.RelaFileOffset = S.sh_offset + I * sizeof(ELFT::Rela);
+        // Only a symbol of this binary has a known value; an undefined one
+        // would be bound at load time to another object's data.
+        auto SymTab = Obj.getSection(S.sh_link);
+        if (!SymTab)
+          return SymTab.takeError();
+        auto Sym = Obj.getRelocationSymbol(R, *SymTab);
+        if (!Sym)
+          return Sym.takeError();
+        if (!*Sym || (*Sym)->st_shndx == ELF::SHN_UNDEF)
+          return makeError("wrapper pointer at " + hex(R.r_offset) +
+                           " has an R_X86_64_64 against a symbol not defined "
+                           "in this binary");
+        W.Style = PointerStyle::RelaSymbol;
+        W.SymbolValue = (*Sym)->st_value;
+        W.Target = W.SymbolValue + R.r_addend;
       }
     } else if (S.sh_type == ELF::SHT_RELR) {
       auto Relrs = Obj.relrs(S);
@@ -309,6 +327,8 @@ const char *kpack::pointerStyleName(PointerStyle Style) {
   switch (Style) {
   case PointerStyle::RelaRelative:
     return "rela";
+  case PointerStyle::RelaSymbol:
+    return "rela-symbol";
   case PointerStyle::RelrInPlace:
     return "relr";
   case PointerStyle::AbsoluteInPlace:

@@ -93,14 +93,47 @@ TEST(WrapperPatcher, InPlaceStylesRewriteTheSlot) {
   }
 }
 
+// R_X86_64_64 against a symbol at 0x800 with addend 0x800 (pointer 0x1000).
+WrapperLocation symbolLocation(FakeImage &Img) {
+  uint8_t *R = Img.Bytes.data() + FakeImage::RelaOff;
+  endian::write64le(R + 8, (uint64_t(3) << 32) | llvm::ELF::R_X86_64_64);
+  endian::write64le(R + 16, 0x800);
+  WrapperLocation L = location(PointerStyle::RelaSymbol);
+  L.SymbolValue = 0x800;
+  return L;
+}
+
+TEST(WrapperPatcher, RelaSymbolRewritesTheAddendAgainstTheSymbol) {
+  FakeImage Img(/*InPlace=*/0);
+  WrapperLocation L = symbolLocation(Img);
+  ASSERT_EQ(message(patchWrapperToHIPK(Img.Bytes, L, 0x2000, 5)), "");
+  EXPECT_EQ(Img.magic(), HIPKMagic);
+  EXPECT_EQ(Img.reserved1(), 5u);
+  EXPECT_EQ(Img.addend(), 0x2000u - 0x800u);
+  EXPECT_EQ(endian::read64le(Img.Bytes.data() + FakeImage::RelaOff + 8),
+            (uint64_t(3) << 32) | llvm::ELF::R_X86_64_64)
+      << "type and symbol must be kept";
+  EXPECT_EQ(Img.inPlace(), 0u);
+}
+
+TEST(WrapperPatcher, RelaSymbolKeepsAnAppliedInPlaceValueInStep) {
+  FakeImage Img(/*InPlace=*/0x1000); // symbol + addend applied in place
+  WrapperLocation L = symbolLocation(Img);
+  ASSERT_EQ(message(patchWrapperToHIPK(Img.Bytes, L, 0x2000, 0)), "");
+  EXPECT_EQ(Img.addend(), 0x1800u);
+  EXPECT_EQ(Img.inPlace(), 0x2000u);
+}
+
 TEST(WrapperPatcher, RejectsAWrongRelocationAndLeavesTheImageAlone) {
-  FakeImage Img(0, llvm::ELF::R_X86_64_64);
+  FakeImage Img(0, llvm::ELF::R_X86_64_GLOB_DAT);
   std::vector<uint8_t> Before = Img.Bytes;
   EXPECT_EQ(message(patchWrapperToHIPK(
                 Img.Bytes, location(PointerStyle::RelaRelative), 0x2000, 0)),
-
             "relocation at file offset 128 is not an "
             "R_X86_64_RELATIVE");
+  EXPECT_EQ(message(patchWrapperToHIPK(
+                Img.Bytes, location(PointerStyle::RelaSymbol), 0x2000, 0)),
+            "relocation at file offset 128 is not an R_X86_64_64");
   EXPECT_EQ(Img.Bytes, Before);
 }
 
@@ -109,9 +142,12 @@ TEST(WrapperPatcher, RejectsOffsetsOutsideTheImage) {
   WrapperLocation L = location(PointerStyle::AbsoluteInPlace);
   L.FileOffset = Img.Bytes.size() - 8;
   EXPECT_NE(message(patchWrapperToHIPK(Img.Bytes, L, 0, 0)), "");
-  L = location(PointerStyle::RelaRelative);
-  L.RelaFileOffset = Img.Bytes.size() - 16;
-  EXPECT_NE(message(patchWrapperToHIPK(Img.Bytes, L, 0, 0)), "");
+  for (PointerStyle S :
+       {PointerStyle::RelaRelative, PointerStyle::RelaSymbol}) {
+    L = location(S);
+    L.RelaFileOffset = Img.Bytes.size() - 16;
+    EXPECT_NE(message(patchWrapperToHIPK(Img.Bytes, L, 0, 0)), "");
+  }
   L = location(PointerStyle::ObjectRelocation);
   EXPECT_NE(message(patchWrapperToHIPK(Img.Bytes, L, 0, 0)), "");
 }

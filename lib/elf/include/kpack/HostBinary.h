@@ -33,7 +33,11 @@ constexpr uint64_t WrapperSize = 24;
 
 /// How a wrapper's `binary` pointer is stored in the file.
 enum class PointerStyle {
-  RelaRelative,     ///< addend of an R_X86_64_RELATIVE in .rela.dyn (PIE/DSO)
+  RelaRelative, ///< addend of an R_X86_64_RELATIVE in .rela.dyn (PIE/DSO)
+  /// R_X86_64_64 in .rela.dyn against a symbol this binary defines (its
+  /// .dynsym value) plus an addend: DSOs linked with -fgpu-rdc by the old
+  /// driver, whose RDC link object exports `__hip_fatbin_<cuid>` per TU.
+  RelaSymbol,
   RelrInPlace,      ///< value in place, relocated through .relr.dyn
   AbsoluteInPlace,  ///< value in place, no dynamic relocation (non-PIE)
   ObjectRelocation, ///< relocatable object: a static relocation (read only)
@@ -52,9 +56,12 @@ struct WrapperInfo {
   /// The resolved `binary` pointer (vaddr; .hip_fatbin-relative offset plus
   /// the section address for relocatable objects). 0 if unresolved.
   uint64_t Target = 0;
-  /// RelaRelative: file offset of the Elf64_Rela entry whose addend holds the
-  /// pointer. Other styles: unused (the pointer is at FileOffset + 8).
+  /// RelaRelative, RelaSymbol: file offset of the Elf64_Rela entry whose
+  /// addend holds the pointer (RelaSymbol: plus SymbolValue). Other styles:
+  /// unused (the pointer is at FileOffset + 8).
   uint64_t RelaFileOffset = 0;
+  /// RelaSymbol: the st_value of the relocation's symbol.
+  uint64_t SymbolValue = 0;
 
   /// HIPF: index into HostBinary::Bundles of the bundle Target points at
   /// (matched by address), or -1.
