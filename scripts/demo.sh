@@ -18,7 +18,7 @@ OUT=$ROOT/$BUILD/demo
 ARCHS=(gfx90a:xnack+ gfx942:sramecc+:xnack- gfx1100 gfx11-generic)
 [ -x "$BIN/kpack" ] || { echo "error: $BIN/kpack not found; run scripts/build.sh first" >&2; exit 1; }
 rm -rf "$OUT" && mkdir -p "$OUT" && cd "$OUT"
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }; else say() { printf '\n== %s\n' "$*"; }; fi
 OFFLOAD=()
 for a in "${ARCHS[@]}"; do OFFLOAD+=("--offload-arch=$a"); done
 HIPFLAGS=(-nogpuinc -nogpulib -I"$ROOT/test/inputs" -O2 -cuid=saxpy)
