@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
@@ -91,6 +92,23 @@ std::string join(StringRef A, StringRef B, StringRef C = "") {
   sys::path::append(P, B, C);
   sys::path::remove_dots(P, /*remove_dot_dot=*/true);
   return std::string(P);
+}
+
+/// The directory of the link's output: that of the last "-o FILE" or
+/// "-oFILE" in Args (clang's rule: the last one wins), else "." (a.out).
+std::string outputDirectory(ArrayRef<std::string> Args) {
+  StringRef Output;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (A == "-o" && I + 1 < Args.size())
+      Output = Args[++I];
+    else if (A.size() > 2 && A.starts_with("-o"))
+      Output = A.drop_front(2);
+    else if (takesSeparateValue(A))
+      ++I; // "-x o": a value, never an option
+  }
+  StringRef Dir = sys::path::parent_path(Output);
+  return Dir.empty() ? std::string(".") : Dir.str();
 }
 
 } // namespace
@@ -214,10 +232,8 @@ int main(int Argc, char **Argv) {
         Cmd.push_back("-Wl,--kpack-output=" + *EmitFile);
       else if (EmitDir)
         Cmd.push_back("-Wl,--kpack-dir=" + *EmitDir);
-      else {
-        // Bare --emit-kpack: per-target archives beside the output.
-        Cmd.push_back("-Wl,--kpack-dir=.");
-      }
+      else // Bare --emit-kpack: per-target archives beside the output.
+        Cmd.push_back("-Wl,--kpack-dir=" + outputDirectory(Args));
     }
     append_range(Cmd, envFlags("HIPCC_LINK_FLAGS_APPEND"));
   }
