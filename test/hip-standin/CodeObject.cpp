@@ -5,8 +5,6 @@
 #include <cstring>
 #include <vector>
 
-using kpack::Status;
-
 namespace hipstandin {
 namespace {
 
@@ -87,23 +85,23 @@ std::string findTargetInMetadata(const uint8_t *Desc, size_t Size) {
   return "";
 }
 
-Status readSymbols(const Bytes &B, const Section &Sym, const Section &Str,
+std::string readSymbols(const Bytes &B, const Section &Sym, const Section &Str,
                    std::set<std::string> &Out) {
   if (!B.has(Sym.Offset, Sym.Size) || !B.has(Str.Offset, Str.Size))
-    return Status::error("symbol table outside the file");
+    return "symbol table outside the file";
   for (uint64_t Off = 0; Off + SymSize <= Sym.Size; Off += SymSize) {
     uint32_t Name = B.read<uint32_t>(Sym.Offset + Off);
     if (Name == 0)
       continue;
     if (Name >= Str.Size)
-      return Status::error("symbol name outside the string table");
+      return "symbol name outside the string table";
     const char *S = reinterpret_cast<const char *>(B.at(Str.Offset + Name));
     size_t Len = strnlen(S, Str.Size - Name);
     if (Len == Str.Size - Name)
-      return Status::error("unterminated symbol name");
+      return "unterminated symbol name";
     Out.emplace(S, Len);
   }
-  return Status::ok();
+  return "";
 }
 
 void readNotes(const Bytes &B, const Section &Note, CodeObjectInfo &Out) {
@@ -124,29 +122,29 @@ void readNotes(const Bytes &B, const Section &Note, CodeObjectInfo &Out) {
 
 } // namespace
 
-Status readCodeObject(const uint8_t *Data, size_t Size, CodeObjectInfo &Out) {
+std::string readCodeObject(const uint8_t *Data, size_t Size, CodeObjectInfo &Out) {
   Bytes B(Data, Size);
   if (!B.has(0, EhdrSize) || std::memcmp(Data,
                                          "\x7f"
                                          "ELF",
                                          4) != 0)
-    return Status::error("not an ELF file");
+    return "not an ELF file";
   if (Data[4] != 2 || Data[5] != 1)
-    return Status::error("not a little-endian ELF64 file");
+    return "not a little-endian ELF64 file";
   if (B.read<uint16_t>(18) != EM_AMDGPU)
-    return Status::error("not an AMDGPU code object");
+    return "not an AMDGPU code object";
   uint64_t ShOff = B.read<uint64_t>(40);
   uint64_t ShNum = B.read<uint16_t>(60);
   if (ShOff == 0)
-    return Status::error("no section headers");
+    return "no section headers";
   if (B.read<uint16_t>(58) != ShdrSize)
-    return Status::error("unexpected section header size");
+    return "unexpected section header size";
   if (!B.has(ShOff, ShdrSize))
-    return Status::error("section headers outside the file");
+    return "section headers outside the file";
   if (ShNum == 0) // extended numbering: the count is in section 0
     ShNum = B.read<uint64_t>(ShOff + 32);
   if (ShNum > (Size - ShOff) / ShdrSize)
-    return Status::error("section headers outside the file");
+    return "section headers outside the file";
 
   std::vector<Section> Sections(ShNum);
   for (uint64_t I = 0; I < ShNum; ++I) {
@@ -157,16 +155,17 @@ Status readCodeObject(const uint8_t *Data, size_t Size, CodeObjectInfo &Out) {
   for (const Section &S : Sections) {
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM) {
       if (S.Link >= ShNum)
-        return Status::error("symbol table links to a missing string table");
-      if (Status E = readSymbols(B, S, Sections[S.Link], Out.Symbols))
+        return "symbol table links to a missing string table";
+      if (std::string E = readSymbols(B, S, Sections[S.Link], Out.Symbols);
+          !E.empty())
         return E;
     } else if (S.Type == SHT_NOTE) {
       if (!B.has(S.Offset, S.Size))
-        return Status::error("note section outside the file");
+        return "note section outside the file";
       readNotes(B, S, Out);
     }
   }
-  return Status::ok();
+  return "";
 }
 
 } // namespace hipstandin

@@ -10,8 +10,6 @@
 #ifndef KPACK_HIP_STANDIN_CODEOBJECT_H
 #define KPACK_HIP_STANDIN_CODEOBJECT_H
 
-#include "kpack/Error.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -27,9 +25,9 @@ struct CodeObjectInfo {
   std::string TargetId;
 };
 
-/// Reads an AMDGPU ELF64 code object.
-kpack::Status readCodeObject(const uint8_t *Data, size_t Size,
-                             CodeObjectInfo &Out);
+/// Reads an AMDGPU ELF64 code object. Returns "" or an error message.
+std::string readCodeObject(const uint8_t *Data, size_t Size,
+                           CodeObjectInfo &Out);
 
 } // namespace hipstandin
 

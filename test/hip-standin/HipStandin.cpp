@@ -5,12 +5,13 @@
 // launch entry points that clang's HIP host code calls and does with what it
 // receives what CLR (ROCm's HIP runtime) does at registration and program
 // build time:
-//  - HIPF wrappers: decode the offload bundle (uncompressed or CCOB) and pick,
-//    per simulated GPU agent, the code object CLR would load (exact target ID
-//    with xnack/sramecc semantics, then the generic processor);
+//  - HIPF wrappers: decode the offload bundle (uncompressed or CCOB, with the
+//    stand-in's own reader) and pick, per simulated GPU agent, the code
+//    object CLR would load, by the stand-in's own model of CLR's and comgr's
+//    rule (ClrRule.h; deliberately not the project's target-ID code);
 //  - HIPK wrappers: ask librocm_kpack for the code object, as the kpack-aware
-//    CLR does (kpack_discover_binary_path + kpack_load_code_object with the
-//    agent's candidate target IDs in priority order);
+//    CLR does (kpack_discover_binary_path + kpack_load_code_object with what
+//    CLR passes: the agent's full ISA name, then CLR's generic form of it);
 //  - check that every registered kernel has its "<name>.kd" symbol and every
 //    registered variable its symbol in the code object each agent received.
 // Like CLR, the code objects of a binary are resolved lazily: on the first
@@ -27,12 +28,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ClrRule.h"
 #include "CodeObject.h"
+#include "OffloadBundle.h"
 
-#include "kpack/AtomicFile.h"
-#include "kpack/BundleCodec.h"
-#include "kpack/Metadata.h"
-#include "kpack/TargetId.h"
 #include "rocm_kpack/kpack.h"
 
 #include <algorithm>
@@ -42,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <link.h>
 #include <map>
 #include <memory>
@@ -56,7 +56,8 @@
 namespace {
 
 using hipstandin::CodeObjectInfo;
-using kpack::Status;
+using hipstandin::OffloadBundle;
+namespace clr = hipstandin::clr;
 
 constexpr uint32_t HipfMagic = 0x48495046; // "FPIH": offload bundle
 constexpr uint32_t HipkMagic = 0x4B504948; // "HIPK": kpack metadata
@@ -80,8 +81,8 @@ struct Dim3 {
 };
 
 struct Agent {
-  std::string Name; ///< as configured, e.g. "gfx90a:xnack+"
-  kpack::TargetId Id;
+  std::string Name;    ///< as configured, e.g. "gfx90a:xnack+"
+  std::string IsaName; ///< as CLR names it, "amdgcn-amd-amdhsa--gfx90a:xnack+"
 };
 
 /// What one agent got for one fat binary.
@@ -175,18 +176,102 @@ size_t readableExtent(const void *P) {
   return Q.Extent;
 }
 
+/// A bounded reader of the msgpack subset HIPK metadata uses (FORMAT.md
+/// section 3.2: a map of strings to a string or an array of strings).
+class MsgpackReader {
+public:
+  MsgpackReader(const uint8_t *P, size_t Size) : P(P), End(P + Size) {}
+  /// A map, array or string header: its element count or string length.
+  bool header(uint8_t FixBase, uint8_t FixMask, uint8_t Op8, uint8_t Op16,
+              uint8_t Op32, uint64_t &N) {
+    if (P >= End)
+      return false;
+    uint8_t B = *P++;
+    if ((B & ~FixMask) == FixBase) {
+      N = B & FixMask;
+      return true;
+    }
+    unsigned Bytes = B == Op8 && Op8 ? 1 : B == Op16 ? 2 : B == Op32 ? 4 : 0;
+    if (!Bytes || size_t(End - P) < Bytes)
+      return false;
+    N = 0;
+    for (unsigned I = 0; I < Bytes; ++I)
+      N = (N << 8) | *P++;
+    return true;
+  }
+  bool string(std::string &Out) {
+    uint64_t N;
+    if (!header(0xa0, 0x1f, 0xd9, 0xda, 0xdb, N) || N > uint64_t(End - P))
+      return false;
+    Out.assign(reinterpret_cast<const char *>(P), N);
+    P += N;
+    return true;
+  }
+  bool map(uint64_t &N) { return header(0x80, 0x0f, 0, 0xde, 0xdf, N); }
+  bool array(uint64_t &N) { return header(0x90, 0x0f, 0, 0xdc, 0xdd, N); }
+  bool atArray() const {
+    return P < End && ((*P & 0xf0) == 0x90 || *P == 0xdc || *P == 0xdd);
+  }
+
+private:
+  const uint8_t *P, *End;
+};
+
 /// "kernel_name 'x', archives 'a', 'b'" for error messages.
 std::string describeHipkMetadata(const void *Metadata) {
-  size_t Extent =
-      std::min(readableExtent(Metadata), kpack::MaxKpackMetadataSize);
-  kpack::KpackMetadata M;
-  if (Status S = kpack::decodeKpackMetadata(
-          static_cast<const uint8_t *>(Metadata), Extent, M))
-    return "invalid kpack metadata: " + S.message();
-  std::string Text = "kernel_name '" + M.KernelName + "', archives";
-  for (size_t I = 0; I < M.SearchPaths.size(); ++I)
-    Text += (I ? ", '" : " '") + M.SearchPaths[I] + "'";
-  return Text;
+  MsgpackReader R(static_cast<const uint8_t *>(Metadata),
+                  std::min<size_t>(readableExtent(Metadata), 1 << 16));
+  std::string KernelName, Archives;
+  uint64_t Keys;
+  bool Ok = R.map(Keys);
+  for (uint64_t K = 0; Ok && K < Keys; ++K) {
+    std::string Key, Value;
+    Ok = R.string(Key);
+    if (Ok && R.atArray()) {
+      uint64_t N;
+      Ok = R.array(N);
+      for (uint64_t I = 0; Ok && I < N; ++I) {
+        Ok = R.string(Value);
+        if (Key == "kpack_search_paths")
+          Archives += (Archives.empty() ? " '" : ", '") + Value + "'";
+      }
+    } else if (Ok) {
+      Ok = R.string(Value);
+      if (Key == "kernel_name")
+        KernelName = Value;
+    }
+  }
+  if (!Ok)
+    return "kpack metadata the stand-in cannot read";
+  return "kernel_name '" + KernelName + "', archives" + Archives;
+}
+
+/// Writes Size bytes to Path through a temporary file and a rename, so
+/// that a reader never sees a partial file. Returns "" or a message.
+std::string writeFileAtomically(const std::string &Path, const uint8_t *Data,
+                                size_t Size) {
+  std::string Temp = Path + ".tmp" + std::to_string(getpid());
+  int Fd = open(Temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (Fd < 0)
+    return strerror(errno);
+  for (size_t Done = 0; Done < Size;) {
+    ssize_t N = write(Fd, Data + Done, Size - Done);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0) {
+      std::string Error = strerror(errno);
+      close(Fd);
+      unlink(Temp.c_str());
+      return Error;
+    }
+    Done += size_t(N);
+  }
+  if (close(Fd) != 0 || rename(Temp.c_str(), Path.c_str()) != 0) {
+    std::string Error = strerror(errno);
+    unlink(Temp.c_str());
+    return Error;
+  }
+  return "";
 }
 
 const char *kpackErrorName(kpack_error_t E) {
@@ -225,16 +310,12 @@ const char *kpackErrorName(kpack_error_t E) {
   return "unknown error";
 }
 
-const char *compressionName(const kpack::Bundle &B) {
-  switch (B.Compression) {
-  case kpack::BundleCompression::None:
-    return "uncompressed";
-  case kpack::BundleCompression::Zlib:
-    return "zlib";
-  case kpack::BundleCompression::Zstd:
-    return "zstd";
-  }
-  return "?";
+/// "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+" -> "gfx90a:xnack+": how logs and
+/// errors name the code object of a bundle entry.
+std::string codeObjectLabel(const std::string &EntryId) {
+  size_t Pos = EntryId.find(clr::IsaPrefix);
+  return Pos == std::string::npos ? EntryId
+                                  : EntryId.substr(Pos + strlen(clr::IsaPrefix));
 }
 
 /// The stand-in's whole state. Created on first use and never destroyed, so
@@ -266,7 +347,7 @@ private:
   void resolve(FatBinary &FB);
   void check(FatBinary &FB, size_t AgentIndex, const uint8_t *Data, size_t Size,
              const std::string &CodeObjectTarget);
-  std::optional<kpack::Bundle> decodeHipf(FatBinary &FB);
+  bool decodeHipf(FatBinary &FB, OffloadBundle &B);
   void resolveHipk(FatBinary &FB, size_t AgentIndex);
 
   std::mutex Mutex;
@@ -306,13 +387,13 @@ Runtime::Runtime() {
       Comma = S.size();
     std::string Name = S.substr(Pos, Comma - Pos);
     Pos = Comma + 1;
-    std::optional<kpack::TargetId> Id = kpack::parseTargetId(Name);
-    if (!Id) {
+    std::optional<std::string> Isa = clr::agentIsaName(Name);
+    if (!Isa) {
       error("HIP_STANDIN_AGENTS: '%s' is not a target ID", Name.c_str());
       AgentsValid = false;
       continue;
     }
-    Agents.push_back({Id->str(), *Id});
+    Agents.push_back({Isa->substr(strlen(clr::IsaPrefix)), *Isa});
   }
 }
 
@@ -413,27 +494,26 @@ void *Runtime::registerManagedVariable(void **Handle, void *InitValue,
   return Memory;
 }
 
-std::optional<kpack::Bundle> Runtime::decodeHipf(FatBinary &FB) {
+bool Runtime::decodeHipf(FatBinary &FB, OffloadBundle &B) {
   size_t Extent = FB.Binary ? readableExtent(FB.Binary) : 0;
   if (Extent == 0) {
     error("binary %u (HIPF): bundle pointer %p is not readable memory",
           FB.Index, FB.Binary);
-    return std::nullopt;
+    return false;
   }
-  kpack::Bundle B;
-  if (Status S = kpack::decodeBundle(static_cast<const uint8_t *>(FB.Binary),
-                                     Extent, B)) {
-    error("binary %u (HIPF): invalid offload bundle: %s", FB.Index,
-          S.message().c_str());
-    return std::nullopt;
+  std::string E = hipstandin::readOffloadBundle(
+      static_cast<const uint8_t *>(FB.Binary), Extent, B);
+  if (!E.empty()) {
+    error("binary %u (HIPF): invalid offload bundle: %s", FB.Index, E.c_str());
+    return false;
   }
-  if (B.Compression == kpack::BundleCompression::None)
+  if (!B.Compressed)
     log("binary %u bundle uncompressed entries %zu", FB.Index,
         B.Entries.size());
   else
     log("binary %u bundle CCOB v%u %s entries %zu", FB.Index, B.CcobVersion,
-        compressionName(B), B.Entries.size());
-  return B;
+        B.Compression.c_str(), B.Entries.size());
+  return true;
 }
 
 void Runtime::resolve(FatBinary &FB) {
@@ -448,33 +528,31 @@ void Runtime::resolve(FatBinary &FB) {
       resolveHipk(FB, I);
     return;
   }
-  std::optional<kpack::Bundle> B = decodeHipf(FB);
-  if (!B)
+  OffloadBundle B;
+  if (!decodeHipf(FB, B))
     return;
-  // CLR only considers AMDGPU HIP entries.
-  std::vector<const kpack::BundleEntry *> Candidates;
-  std::vector<std::string> Offered;
-  for (const kpack::BundleEntry &E : B->Entries) {
-    if ((E.Kind != "hip" && E.Kind != "hipv4") ||
-        E.Triple.compare(0, 6, "amdgcn") != 0)
-      continue;
-    Candidates.push_back(&E);
-    Offered.push_back(E.TargetId);
-  }
+  std::vector<std::string> EntryIds, AgentIsas;
+  for (const OffloadBundle::Entry &E : B.Entries)
+    EntryIds.push_back(E.Id);
+  for (const Agent &A : Agents)
+    AgentIsas.push_back(A.IsaName);
+  std::vector<clr::Choice> Choices =
+      clr::selectCodeObjects(EntryIds, AgentIsas, B.Compressed);
   for (size_t I = 0; I < Agents.size(); ++I) {
-    int Pick = kpack::selectTargetId(Offered, Agents[I].Id);
-    if (Pick < 0) {
+    if (Choices[I].Entry < 0) {
+      // What the bundle offers to an AMDGPU HIP runtime.
       std::string List;
-      for (const std::string &T : Offered)
-        List += (List.empty() ? "" : ", ") + T;
+      for (const std::string &Id : EntryIds)
+        if (Id.compare(0, 4, "hip-") == 0 || Id.compare(0, 6, "hipv4-") == 0)
+          List += (List.empty() ? "" : ", ") + codeObjectLabel(Id);
       error("binary %u (HIPF): no compatible code object for agent %s "
             "(bundle offers: %s)",
             FB.Index, Agents[I].Name.c_str(),
             List.empty() ? "nothing" : List.c_str());
       continue;
     }
-    const kpack::BundleEntry &E = *Candidates[Pick];
-    check(FB, I, B->payload(E), E.Size, E.TargetId);
+    const OffloadBundle::Entry &E = B.Entries[Choices[I].Entry];
+    check(FB, I, B.payload(E), E.Size, codeObjectLabel(E.Id));
   }
 }
 
@@ -495,9 +573,9 @@ void Runtime::resolveHipk(FatBinary &FB, size_t AgentIndex) {
           FB.Index, FB.Binary, kpackErrorName(E));
     return;
   }
-  std::vector<std::string> Candidates = kpack::candidateTargetIds(A.Id);
+  std::vector<std::string> Arches = clr::kpackArchList(A.IsaName);
   std::vector<const char *> ArchList;
-  for (const std::string &C : Candidates)
+  for (const std::string &C : Arches)
     ArchList.push_back(C.c_str());
   void *Data = nullptr;
   size_t Size = 0;
@@ -517,8 +595,8 @@ void Runtime::resolveHipk(FatBinary &FB, size_t AgentIndex) {
   // says what it was built for.
   CodeObjectInfo Info;
   std::string Target;
-  if (!hipstandin::readCodeObject(static_cast<const uint8_t *>(Data), Size,
-                                  Info))
+  if (hipstandin::readCodeObject(static_cast<const uint8_t *>(Data), Size, Info)
+          .empty())
     Target = Info.TargetId;
   check(FB, AgentIndex, static_cast<const uint8_t *>(Data), Size,
         Target.empty() ? std::string("?") : Target);
@@ -537,14 +615,14 @@ void Runtime::check(FatBinary &FB, size_t AgentIndex, const uint8_t *Data,
         C = '_';
     std::string Path =
         DumpDir + "/" + std::to_string(FB.Index) + "." + Name + ".co";
-    if (Status S = kpack::writeFileAtomically(Path, Data, Size))
-      error("cannot write %s: %s", Path.c_str(), S.message().c_str());
+    if (std::string E = writeFileAtomically(Path, Data, Size); !E.empty())
+      error("cannot write %s: %s", Path.c_str(), E.c_str());
   }
-  if (Status S = hipstandin::readCodeObject(Data, Size, Sel.Info)) {
+  if (std::string E = hipstandin::readCodeObject(Data, Size, Sel.Info);
+      !E.empty()) {
     error("binary %u agent %s: code object %s (%zu bytes) is not a valid "
           "AMDGPU ELF: %s",
-          FB.Index, A.Name.c_str(), CodeObjectTarget.c_str(), Size,
-          S.message().c_str());
+          FB.Index, A.Name.c_str(), CodeObjectTarget.c_str(), Size, E.c_str());
     return;
   }
   size_t KernelsFound = 0, VariablesFound = 0;
