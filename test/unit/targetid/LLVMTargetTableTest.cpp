@@ -98,8 +98,8 @@ std::vector<std::string> candidateNames() {
 }
 
 TEST(TargetIdLLVM, TableKnowsEveryLLVMProcessor) {
-  // LLVM 22 has 53 AMDGCN processors and 6 generic ones: not vacuous.
-  ASSERT_GE(llvmProcessors().size(), 59u);
+  // LLVM 22 has 47 AMDGCN processors and 6 generic ones: not vacuous.
+  ASSERT_GE(llvmProcessors().size(), 53u);
   for (const std::string &P : llvmProcessors())
     EXPECT_TRUE(kpack::supportedFeatures(P).has_value())
         << P << " is an LLVM 22 processor the table does not know";
