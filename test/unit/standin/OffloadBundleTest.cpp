@@ -24,9 +24,8 @@ template <typename T> void put(std::vector<uint8_t> &B, T V) {
 /// header, then the payloads.
 std::vector<uint8_t>
 makeBundle(const std::vector<std::pair<std::string, std::string>> &Entries) {
-  std::vector<uint8_t> B;
   const char Magic[] = "__CLANG_OFFLOAD_BUNDLE__";
-  B.insert(B.end(), Magic, Magic + 24);
+  std::vector<uint8_t> B(Magic, Magic + 24);
   put<uint64_t>(B, Entries.size());
   size_t Header = B.size();
   for (const auto &E : Entries)
@@ -145,9 +144,11 @@ TEST(StandinOffloadBundle, CorruptBytesNeverReadOutOfBounds) {
       Copy[I] ^= 0xff;
       OffloadBundle B;
       std::string E = readOffloadBundle(Copy.data(), Copy.size(), B);
-      if (E.empty())
-        for (const OffloadBundle::Entry &Entry : B.Entries)
-          EXPECT_LE(Entry.Offset + Entry.Size, B.Bytes.size());
+      if (!E.empty())
+        continue;
+      for (const OffloadBundle::Entry &Entry : B.Entries) {
+        EXPECT_LE(Entry.Offset + Entry.Size, B.Bytes.size());
+      }
     }
 }
 

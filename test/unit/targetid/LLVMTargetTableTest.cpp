@@ -107,10 +107,12 @@ TEST(TargetIdLLVM, TableKnowsEveryLLVMProcessor) {
 
 TEST(TargetIdLLVM, TableKnowsNoProcessorLLVMDoesNot) {
   std::set<std::string> Llvm = llvmProcessors();
-  for (const std::string &N : candidateNames())
-    if (kpack::supportedFeatures(N))
+  for (const std::string &N : candidateNames()) {
+    if (kpack::supportedFeatures(N)) {
       EXPECT_TRUE(Llvm.count(N))
           << N << " is in the table but LLVM 22 does not know it";
+    }
+  }
 }
 
 TEST(TargetIdLLVM, FeaturesMatch) {
@@ -128,9 +130,11 @@ TEST(TargetIdLLVM, FeaturesMatch) {
 TEST(TargetIdLLVM, GenericProcessorsAreLLVMs) {
   for (const std::string &P : llvmProcessors())
     EXPECT_EQ(kpack::isGenericProcessor(P), llvmIsGeneric(P)) << P;
-  for (const std::string &N : candidateNames())
-    if (kpack::isGenericProcessor(N))
+  for (const std::string &N : candidateNames()) {
+    if (kpack::isGenericProcessor(N)) {
       EXPECT_TRUE(llvmIsGeneric(N)) << N;
+    }
+  }
 }
 
 TEST(TargetIdLLVM, GenericProcessorOfEachProcessor) {
