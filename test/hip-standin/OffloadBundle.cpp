@@ -100,8 +100,7 @@ std::string inflateZlib(const uint8_t *In, size_t InSize,
   return "";
 }
 
-std::string decompressCcob(const uint8_t *Data, size_t Size,
-                           OffloadBundle &B) {
+std::string decompressCcob(const uint8_t *Data, size_t Size, OffloadBundle &B) {
   if (Size < 8)
     return "truncated CCOB header";
   unsigned Version = readLE<uint16_t>(Data + 4);

@@ -20,17 +20,19 @@ namespace hipstandin {
 
 struct OffloadBundle {
   struct Entry {
-    std::string Id; ///< e.g. "hipv4-amdgcn-amd-amdhsa--gfx1100"
+    std::string Id;                ///< e.g. "hipv4-amdgcn-amd-amdhsa--gfx1100"
     uint64_t Offset = 0, Size = 0; ///< within Bytes
   };
   bool Compressed = false;
-  unsigned CcobVersion = 0;  ///< 1..3 if Compressed
-  std::string Compression;   ///< "zlib" or "zstd" if Compressed
+  unsigned CcobVersion = 0; ///< 1..3 if Compressed
+  std::string Compression;  ///< "zlib" or "zstd" if Compressed
   /// The uncompressed bundle (a copy, so that it outlives the input).
   std::vector<uint8_t> Bytes;
   std::vector<Entry> Entries;
 
-  const uint8_t *payload(const Entry &E) const { return Bytes.data() + E.Offset; }
+  const uint8_t *payload(const Entry &E) const {
+    return Bytes.data() + E.Offset;
+  }
 };
 
 /// Reads the bundle at Data; Size bounds every read (the bundle may be

@@ -75,15 +75,15 @@ const Case Cases[] = {
     {{"gfx90a:xnack+"}, {"gfx9-generic:xnack+"}, false, {"none"}},
     {{"gfx1250"}, {"gfx12-generic"}, false, {"none"}},
     // The generic name keeps the agent's features.
-    {{"gfx906:xnack-"}, {"gfx9-generic:xnack-"}, false, {"gfx9-generic:xnack-"}},
+    {{"gfx906:xnack-"},
+     {"gfx9-generic:xnack-"},
+     false,
+     {"gfx9-generic:xnack-"}},
     {{"gfx942:sramecc+:xnack-"},
      {"gfx9-4-generic:sramecc+"},
      false,
      {"gfx9-4-generic:sramecc+"}},
-    {{"gfx950:sramecc+:xnack+"},
-     {"gfx9-4-generic"},
-     false,
-     {"gfx9-4-generic"}},
+    {{"gfx950:sramecc+:xnack+"}, {"gfx9-4-generic"}, false, {"gfx9-4-generic"}},
     // ... even sramecc, which gfx9-generic does not have: comgr rejects the
     // name "gfx9-generic:sramecc+:xnack-", the bundler (compressed bundles)
     // checks only its format.
@@ -98,7 +98,8 @@ const Case Cases[] = {
      false,
      {"none"}},
     {{"gfx1100"},
-     {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa-unknown-gfx1100"},
+     {"host-x86_64-unknown-linux-gnu-",
+      "hip-amdgcn-amd-amdhsa-unknown-gfx1100"},
      false,
      {"hip-amdgcn-amd-amdhsa-unknown-gfx1100"}},
     // Several agents: each its own code object; the generic one is shared.
@@ -110,10 +111,7 @@ const Case Cases[] = {
     // agents that differ in xnack, the first in sorted order ('+' < '-')
     // gets the shared gfx90a code object, the other nothing. The unbundle
     // action used for compressed bundles gives it to both.
-    {{"gfx90a:xnack-", "gfx90a:xnack+"},
-     {"gfx90a"},
-     false,
-     {"none", "gfx90a"}},
+    {{"gfx90a:xnack-", "gfx90a:xnack+"}, {"gfx90a"}, false, {"none", "gfx90a"}},
     {{"gfx90a:xnack-", "gfx90a:xnack+"},
      {"gfx90a"},
      true,
@@ -141,8 +139,7 @@ TEST(StandinClrRule, Selection) {
       std::string Chosen = Got[I].Entry < 0 ? "none" : C.Entries[Got[I].Entry];
       EXPECT_EQ(Chosen, C.Expected[I])
           << describe(C) << ": agent " << C.Agents[I];
-      bool ExpectGeneric =
-          C.Expected[I].find("generic") != std::string::npos;
+      bool ExpectGeneric = C.Expected[I].find("generic") != std::string::npos;
       EXPECT_EQ(Got[I].Generic, ExpectGeneric)
           << describe(C) << ": agent " << C.Agents[I];
     }

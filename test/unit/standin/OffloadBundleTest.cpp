@@ -44,8 +44,8 @@ makeBundle(const std::vector<std::pair<std::string, std::string>> &Entries) {
 }
 
 /// Bundle compressed as CCOB Version with Method (0 zlib, 1 zstd).
-std::vector<uint8_t> makeCcob(const std::vector<uint8_t> &Raw,
-                              unsigned Version, unsigned Method) {
+std::vector<uint8_t> makeCcob(const std::vector<uint8_t> &Raw, unsigned Version,
+                              unsigned Method) {
   std::vector<uint8_t> Data;
   if (Method == 0) {
     uLongf Size = compressBound(Raw.size());
@@ -153,10 +153,12 @@ TEST(StandinOffloadBundle, CorruptBytesNeverReadOutOfBounds) {
 }
 
 TEST(StandinOffloadBundle, RejectsOtherData) {
-  const uint8_t Elf[] = "\x7f" "ELF\x02\x01\x01";
+  const uint8_t Elf[] = "\x7f"
+                        "ELF\x02\x01\x01";
   OffloadBundle B;
-  EXPECT_EQ(readOffloadBundle(Elf, sizeof(Elf), B),
-            "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ or CCOB magic)");
+  EXPECT_EQ(
+      readOffloadBundle(Elf, sizeof(Elf), B),
+      "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ or CCOB magic)");
   std::vector<uint8_t> C = makeCcob(makeBundle(TwoEntries), 4, 1);
   C[4] = 4;
   EXPECT_EQ(readOffloadBundle(C.data(), C.size(), B),
