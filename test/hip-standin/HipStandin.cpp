@@ -220,7 +220,7 @@ private:
 /// "kernel_name 'x', archives 'a', 'b'" for error messages.
 std::string describeHipkMetadata(const void *Metadata) {
   MsgpackReader R(static_cast<const uint8_t *>(Metadata),
-                  std::min<size_t>(readableExtent(Metadata), 1 << 16));
+                  readableExtent(Metadata));
   std::string KernelName, Archives;
   uint64_t Keys;
   bool Ok = R.map(Keys);
