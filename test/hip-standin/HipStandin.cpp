@@ -32,7 +32,10 @@
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
 #include "kpack/Metadata.h"
+#include "kpack/ReadableMemory.h"
+#include "kpack/SearchPaths.h"
 #include "kpack/TargetId.h"
+#include "kpack/Wrapper.h"
 #include "rocm_kpack/kpack.h"
 
 #include <algorithm>
@@ -58,8 +61,9 @@ namespace {
 using hipstandin::CodeObjectInfo;
 using kpack::Status;
 
-constexpr uint32_t HipfMagic = 0x48495046; // "FPIH": offload bundle
-constexpr uint32_t HipkMagic = 0x4B504948; // "HIPK": kpack metadata
+using kpack::HipfMagic;
+using kpack::HipkMagic;
+using FatBinaryWrapper = kpack::FatbinWrapper;
 constexpr int ExitStatusOnFailure = 3;
 
 // hipError_t values used here (same numbers as HIP's).
@@ -67,13 +71,6 @@ constexpr int hipSuccess = 0;
 constexpr int hipErrorMissingConfiguration = 52;
 constexpr int hipErrorInvalidDeviceFunction = 98;
 constexpr int hipErrorNoBinaryForGpu = 209;
-
-struct FatBinaryWrapper {
-  uint32_t Magic;
-  uint32_t Version;
-  const void *Binary;
-  const void *Reserved1;
-};
 
 struct Dim3 {
   unsigned X, Y, Z;
@@ -120,10 +117,7 @@ std::string magicName(uint32_t Magic) {
   return Buf;
 }
 
-bool envFlag(const char *Name) {
-  const char *V = getenv(Name);
-  return V && *V && *V != '0';
-}
+using kpack::envFlag;
 
 /// Bytes readable from P to the end of the memory region holding it, or 0.
 /// Registration passes pointers without sizes; this bounds every read. The
@@ -131,57 +125,13 @@ bool envFlag(const char *Name) {
 /// mapping (wrappers and bundles built at run time, e.g. by the kpack
 /// registration shim, live on the heap).
 size_t readableExtent(const void *P) {
-  struct Query {
-    uintptr_t Addr;
-    size_t Extent;
-  } Q{reinterpret_cast<uintptr_t>(P), 0};
-  dl_iterate_phdr(
-      [](dl_phdr_info *Info, size_t, void *Data) {
-        auto *Q = static_cast<Query *>(Data);
-        for (unsigned I = 0; I < Info->dlpi_phnum; ++I) {
-          const ElfW(Phdr) &Ph = Info->dlpi_phdr[I];
-          if (Ph.p_type != PT_LOAD)
-            continue;
-          uintptr_t Start = Info->dlpi_addr + Ph.p_vaddr;
-          uintptr_t End = Start + Ph.p_memsz;
-          if (Q->Addr >= Start && Q->Addr < End) {
-            Q->Extent = End - Q->Addr;
-            return 1;
-          }
-        }
-        return 0;
-      },
-      &Q);
-  if (Q.Extent)
-    return Q.Extent;
-  FILE *Maps = fopen("/proc/self/maps", "re");
-  if (!Maps)
-    return 0;
-  char Line[512];
-  while (fgets(Line, sizeof(Line), Maps)) {
-    uintptr_t Start, End;
-    char Read;
-    if (sscanf(Line, "%" SCNxPTR "-%" SCNxPTR " %c", &Start, &End, &Read) ==
-            3 &&
-        Q.Addr >= Start && Q.Addr < End) {
-      Q.Extent = Read == 'r' ? End - Q.Addr : 0;
-      break;
-    }
-    // Skip the rest of an overlong line (long paths).
-    while (!strchr(Line, '\n') && fgets(Line, sizeof(Line), Maps))
-      ;
-  }
-  fclose(Maps);
-  return Q.Extent;
+  return kpack::readableBytesAt(P, SIZE_MAX);
 }
 
 /// "kernel_name 'x', archives 'a', 'b'" for error messages.
 std::string describeHipkMetadata(const void *Metadata) {
-  size_t Extent =
-      std::min(readableExtent(Metadata), kpack::MaxKpackMetadataSize);
   kpack::KpackMetadata M;
-  if (Status S = kpack::decodeKpackMetadata(
-          static_cast<const uint8_t *>(Metadata), Extent, M))
+  if (Status S = kpack::decodeKpackMetadataInMemory(Metadata, M))
     return "invalid kpack metadata: " + S.message();
   std::string Text = "kernel_name '" + M.KernelName + "', archives";
   for (size_t I = 0; I < M.SearchPaths.size(); ++I)
@@ -348,7 +298,7 @@ void **Runtime::registerFatBinary(const FatBinaryWrapper *W) {
   } else {
     FB->Magic = W->Magic;
     FB->Binary = W->Binary;
-    FB->Reserved1 = reinterpret_cast<uintptr_t>(W->Reserved1);
+    FB->Reserved1 = W->Reserved1;
     log("binary %u magic %s registered", FB->Index,
         magicName(FB->Magic).c_str());
     // CLR refuses these wrappers too.

@@ -13,7 +13,7 @@
 
 using namespace kpack_test;
 using kpack::LoaderCache;
-using kpack::LoaderConfig;
+using kpack::KpackEnvironment;
 
 namespace {
 
@@ -152,9 +152,9 @@ TEST_F(LoaderTest, OpensEachPathOnceIncludingFailures) {
                             {"../missing/foo_@GFXARCH@.kpack",
                              "../.kpack/foo_@GFXARCH@.kpack",
                              "../.kpack/../.kpack/foo_@GFXARCH@.kpack"});
-  kpack::HipkReference Ref;
-  ASSERT_FALSE(kpack::parseHipkReference(Meta.data(), Meta.size(), Ref));
-  LoaderCache Cache{LoaderConfig()};
+  kpack::KpackMetadata Ref;
+  ASSERT_FALSE(kpack::decodeKpackMetadata(Meta.data(), Meta.size(), Ref, kpack::MetadataMode::Loader));
+  LoaderCache Cache{KpackEnvironment()};
   std::vector<std::string> Arches = {"gfx942", "gfx1101"};
   for (int Registration = 0; Registration < 5; ++Registration) {
     void *Data = nullptr;
@@ -172,11 +172,11 @@ TEST_F(LoaderTest, OpensEachPathOnceIncludingFailures) {
 }
 
 TEST_F(LoaderTest, TwoSpellingsShareOneArchive) {
-  kpack::HipkReference Ref{"lib/libfoo.so",
+  kpack::KpackMetadata Ref{"lib/libfoo.so",
                            {"../.kpack/../.kpack/foo_gfx1100.kpack"}};
-  kpack::HipkReference Other{"lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"}};
-  LoaderCache Cache{LoaderConfig()};
-  for (const kpack::HipkReference *R : {&Ref, &Other}) {
+  kpack::KpackMetadata Other{"lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"}};
+  LoaderCache Cache{KpackEnvironment()};
+  for (const kpack::KpackMetadata *R : {&Ref, &Other}) {
     void *Data = nullptr;
     size_t Size = 0;
     ASSERT_FALSE(Cache.loadCodeObject(*R, Binary, 0, {"gfx1100"}, Data, Size));

@@ -504,7 +504,7 @@ TEST_P(MalformedArchiveTest, FailsWithSpecificError) {
   ASSERT_EQ(kpack_open(Path.c_str(), &A), Case.AtOpen)
       << kpack::errorCodeName(Case.AtOpen);
   std::unique_ptr<ArchiveReader> FromMemory;
-  kpack::ApiError MemErr =
+  kpack::Status MemErr =
       ArchiveReader::openBytes(Image.data(), Image.size(), FromMemory);
   EXPECT_EQ(MemErr.code(), Case.AtOpen) << MemErr.message();
   if (Case.AtOpen != KPACK_SUCCESS) {
@@ -661,9 +661,9 @@ class MalformedMetadataTest
 
 TEST_P(MalformedMetadataTest, IsInvalidMetadata) {
   Bytes Meta = GetParam().Make();
-  kpack::HipkReference Ref;
-  kpack::ApiError Err =
-      kpack::parseHipkReference(Meta.data(), Meta.size(), Ref);
+  kpack::KpackMetadata Ref;
+  kpack::Status Err =
+      kpack::decodeKpackMetadata(Meta.data(), Meta.size(), Ref, kpack::MetadataMode::Loader);
   EXPECT_EQ(Err.code(), KPACK_ERROR_INVALID_METADATA) << Err.message();
 }
 
@@ -676,8 +676,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, MalformedMetadataTest,
 TEST(MalformedMetadata, ValidMetadataParses) {
   Bytes Meta = metadataWith([](TocValue &M) { M["extra"] = 1; });
   Meta.resize(Meta.size() + 100, 0xc1); // bytes after the map are not read
-  kpack::HipkReference Ref;
-  ASSERT_FALSE(kpack::parseHipkReference(Meta.data(), Meta.size(), Ref));
+  kpack::KpackMetadata Ref;
+  ASSERT_FALSE(kpack::decodeKpackMetadata(Meta.data(), Meta.size(), Ref, kpack::MetadataMode::Loader));
   EXPECT_EQ(Ref.KernelName, "lib/libfoo.so");
   EXPECT_EQ(Ref.SearchPaths,
             (std::vector<std::string>{"../.kpack/foo_@GFXARCH@.kpack"}));
