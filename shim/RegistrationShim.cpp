@@ -19,6 +19,7 @@
 
 #include "AgentTargets.h"
 #include "ArchiveSearch.h"
+#include "CodeObjectTarget.h"
 #include "kpack/BundleWriter.h"
 #include "kpack/ReadableMemory.h"
 #include "kpack/SearchPaths.h"
@@ -172,22 +173,45 @@ bool isNotOffered(kpack_error_t E) {
          E == KPACK_ERROR_KERNEL_NOT_FOUND || E == KPACK_ERROR_FILE_NOT_FOUND;
 }
 
-/// Loads, for Agent, the first candidate target an archive offers. One call
-/// per candidate, so that the bundle entry names the target actually found.
+/// What the shim asks librocm_kpack for, in order, as CLR does: the agent's
+/// full target ID, then its generic processor with the features that one
+/// takes. The library tries every feature subset of each
+/// (candidateTargetIds lists the same expansion).
+std::vector<TargetId> requestsFor(const TargetId &Agent) {
+  std::vector<TargetId> Requests = {Agent};
+  const std::string Generic = genericProcessorFor(Agent.Processor);
+  if (!Generic.empty()) {
+    TargetId G = Agent;
+    G.Processor = Generic;
+    std::optional<ProcessorFeatures> F = supportedFeatures(Generic);
+    if (!F || !F->Sramecc)
+      G.Sramecc = FeatureState::Any;
+    if (!F || !F->Xnack)
+      G.Xnack = FeatureState::Any;
+    Requests.push_back(G);
+  }
+  return Requests;
+}
+
+/// Loads, for Agent, the code object of the first request an archive
+/// offers; the bundle entry is labelled with the target ID the code object
+/// was built for, since the library may have found a feature subset.
 kpack_error_t loadForAgent(kpack_cache_t Cache, const FatbinWrapper &W,
                            const std::string &BinaryPath, const TargetId &Agent,
                            Loaded &Out) {
   kpack_error_t Last = KPACK_ERROR_ARCH_NOT_FOUND;
-  for (const std::string &Candidate : candidateTargetIds(Agent)) {
-    const char *Arch = Candidate.c_str();
+  for (const TargetId &Request : requestsFor(Agent)) {
+    const std::string Text = Request.str();
+    const char *Arch = Text.c_str();
     Last = kpack_load_code_object(Cache, W.Binary, BinaryPath.c_str(),
                                   hipkCodeObjectIndex(W), &Arch, 1, &Out.Data,
                                   &Out.Size);
     if (Last == KPACK_SUCCESS) {
-      Out.Target = Candidate;
+      Out.Target = shim::codeObjectTargetId(Out.Data, Out.Size,
+                                            Request.Processor, Text);
       return Last;
     }
-    // Anything but "not offered" will not improve with the next candidate.
+    // Anything but "not offered" will not improve with the next request.
     if (!isNotOffered(Last))
       return Last;
   }
