@@ -27,6 +27,12 @@ Status invalid(std::string Message) {
   return Status(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
 }
 
+/// An integer field of the wrong msgpack type: upstream reports it as a
+/// msgpack parse failure (its conversion throws), and so does this reader.
+Status wrongType(std::string Message) {
+  return Status(KPACK_ERROR_MSGPACK_PARSE_FAILED, std::move(Message));
+}
+
 uint32_t readLE32(const unsigned char *P) {
   return uint32_t(P[0]) | uint32_t(P[1]) << 8 | uint32_t(P[2]) << 16 |
          uint32_t(P[3]) << 24;
@@ -81,7 +87,7 @@ Status requireUInt(const msgpack::object &Map, const char *Name,
   if (!O)
     return invalid(Where + " lacks '" + Name + "'");
   if (!asUInt(*O, Out))
-    return invalid(Where + " '" + Name + "' is not an unsigned integer");
+    return wrongType(Where + " '" + Name + "' is not an unsigned integer");
   return Status::ok();
 }
 
@@ -222,7 +228,7 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
   if (const msgpack::object *V = lookup(Root, "format_version")) {
     uint64_t FormatVersion;
     if (!asUInt(*V, FormatVersion))
-      return invalid("TOC 'format_version' is not an unsigned integer");
+      return wrongType("TOC 'format_version' is not an unsigned integer");
     if (FormatVersion != SupportedVersion)
       return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                       "unsupported TOC format_version " +
@@ -232,18 +238,6 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
     return E;
   if (Status E = requireString(Root, "gfx_arch_family", false, GfxArchFamily))
     return E;
-
-  const msgpack::object *Arches = lookup(Root, "gfx_arches");
-  if (!Arches)
-    return invalid("TOC lacks 'gfx_arches'");
-  if (Arches->type != msgpack::type::ARRAY)
-    return invalid("TOC 'gfx_arches' is not an array");
-  for (uint32_t I = 0; I < Arches->via.array.size; ++I) {
-    std::string Arch;
-    if (!asString(Arches->via.array.ptr[I], Arch))
-      return invalid("TOC 'gfx_arches' holds a non-string");
-    GfxArches.push_back(std::move(Arch));
-  }
 
   std::string SchemeName;
   if (Status E = requireString(Root, "compression_scheme", true, SchemeName))
@@ -352,6 +346,20 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
     return std::tie(A.Key, A.Arch) < std::tie(B.Key, B.Arch);
   };
   std::sort(Entries.begin(), Entries.end(), ByKeyArch);
+  // gfx_arches after the layout and the entries, so that a wrongly typed
+  // integer is reported as upstream reports it, whatever else is missing.
+  const msgpack::object *Arches = lookup(Root, "gfx_arches");
+  if (!Arches)
+    return invalid("TOC lacks 'gfx_arches'");
+  if (Arches->type != msgpack::type::ARRAY)
+    return invalid("TOC 'gfx_arches' is not an array");
+  for (uint32_t I = 0; I < Arches->via.array.size; ++I) {
+    std::string Arch;
+    if (!asString(Arches->via.array.ptr[I], Arch))
+      return invalid("TOC 'gfx_arches' holds a non-string");
+    GfxArches.push_back(std::move(Arch));
+  }
+
   for (size_t I = 0; I < Entries.size(); ++I) {
     if (I > 0 && Entries[I - 1].Key == Entries[I].Key &&
         Entries[I - 1].Arch == Entries[I].Arch)
