@@ -96,7 +96,7 @@ Status requireUInt(const msgpack::object &Map, const char *Name,
 /// Frame locations found by walking the u32 size chain of a zstd blob.
 struct ArchiveReader::FrameChain {
   std::once_flag Once;
-  Status Status;
+  Status Result;
   std::vector<FrameLocation> Frames;
 };
 
@@ -389,13 +389,13 @@ Status ArchiveReader::walkFrameChain() const {
   std::call_once(Chain->Once, [this] {
     try {
       unsigned char Word[4];
-      if ((Chain->Status = Source->readAt(ZstdOffset, Word, 4)))
+      if ((Chain->Result = Source->readAt(ZstdOffset, Word, 4)))
         return;
       const uint64_t Count = readLE32(Word);
       const uint64_t End = ZstdOffset + ZstdSize;
       // Each frame needs at least its 4-byte size prefix.
       if (Count > (ZstdSize - 4) / 4) {
-        Chain->Status = invalid("zstd kernel count exceeds the blob");
+        Chain->Result = invalid("zstd kernel count exceeds the blob");
         return;
       }
       std::vector<FrameLocation> Frames;
@@ -403,14 +403,14 @@ Status ArchiveReader::walkFrameChain() const {
       uint64_t Pos = ZstdOffset + 4;
       for (uint64_t I = 0; I < Count; ++I) {
         if (!rangeWithin(Pos, 4, End)) {
-          Chain->Status = invalid("zstd frame chain runs past the blob");
+          Chain->Result = invalid("zstd frame chain runs past the blob");
           return;
         }
-        if ((Chain->Status = Source->readAt(Pos, Word, 4)))
+        if ((Chain->Result = Source->readAt(Pos, Word, 4)))
           return;
         uint64_t FrameSize = readLE32(Word);
         if (!rangeWithin(Pos + 4, FrameSize, End)) {
-          Chain->Status = invalid("zstd frame " + std::to_string(I) +
+          Chain->Result = invalid("zstd frame " + std::to_string(I) +
                                   " runs past the blob");
           return;
         }
@@ -419,10 +419,10 @@ Status ArchiveReader::walkFrameChain() const {
       }
       Chain->Frames = std::move(Frames);
     } catch (const std::bad_alloc &) {
-      Chain->Status = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+      Chain->Result = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
   });
-  return Chain->Status;
+  return Chain->Result;
 }
 
 Status ArchiveReader::locateFrame(const Entry &E, FrameLocation &Loc) const {
