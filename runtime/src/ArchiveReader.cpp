@@ -23,8 +23,14 @@ constexpr char Magic[4] = {'K', 'P', 'A', 'K'};
 constexpr uint32_t SupportedVersion = 1;
 constexpr uint64_t HeaderSize = 16;
 
-ApiError invalid(std::string Message) {
-  return ApiError(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
+Status invalid(std::string Message) {
+  return Status(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
+}
+
+/// An integer field of the wrong msgpack type: upstream reports it as a
+/// msgpack parse failure (its conversion throws), and so does this reader.
+Status wrongType(std::string Message) {
+  return Status(KPACK_ERROR_MSGPACK_PARSE_FAILED, std::move(Message));
 }
 
 uint32_t readLE32(const unsigned char *P) {
@@ -64,25 +70,25 @@ const msgpack::object *lookup(const msgpack::object &Map,
   return nullptr;
 }
 
-ApiError requireString(const msgpack::object &Map, const char *Name,
+Status requireString(const msgpack::object &Map, const char *Name,
                        bool Required, std::string &Out) {
   const msgpack::object *O = lookup(Map, Name);
   if (!O)
     return Required ? invalid(std::string("TOC lacks '") + Name + "'")
-                    : ApiError::success();
+                    : Status::ok();
   if (!asString(*O, Out))
     return invalid(std::string("TOC '") + Name + "' is not a string");
-  return ApiError::success();
+  return Status::ok();
 }
 
-ApiError requireUInt(const msgpack::object &Map, const char *Name,
+Status requireUInt(const msgpack::object &Map, const char *Name,
                      const std::string &Where, uint64_t &Out) {
   const msgpack::object *O = lookup(Map, Name);
   if (!O)
     return invalid(Where + " lacks '" + Name + "'");
   if (!asUInt(*O, Out))
-    return invalid(Where + " '" + Name + "' is not an unsigned integer");
-  return ApiError::success();
+    return wrongType(Where + " '" + Name + "' is not an unsigned integer");
+  return Status::ok();
 }
 
 } // namespace
@@ -90,7 +96,7 @@ ApiError requireUInt(const msgpack::object &Map, const char *Name,
 /// Frame locations found by walking the u32 size chain of a zstd blob.
 struct ArchiveReader::FrameChain {
   std::once_flag Once;
-  ApiError Status;
+  Status Result;
   std::vector<FrameLocation> Frames;
 };
 
@@ -149,47 +155,47 @@ const char *ArchiveReader::schemeName(Scheme S) {
 
 uint64_t ArchiveReader::fileSize() const { return Source->size(); }
 
-ApiError ArchiveReader::open(const std::string &Path,
+Status ArchiveReader::open(const std::string &Path,
                              std::unique_ptr<ArchiveReader> &Out) {
   try {
     std::unique_ptr<ArchiveReader> R(new ArchiveReader());
-    if (ApiError E = ByteSource::openFile(Path, R->Source))
+    if (Status E = ByteSource::openFile(Path, R->Source))
       return E;
-    if (ApiError E = R->parse())
+    if (Status E = R->parse())
       return E;
     Out = std::move(R);
-    return ApiError::success();
+    return Status::ok();
   } catch (const std::bad_alloc &) {
-    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory opening " + Path);
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory opening " + Path);
   }
 }
 
-ApiError ArchiveReader::openBytes(const void *Data, size_t Size,
+Status ArchiveReader::openBytes(const void *Data, size_t Size,
                                   std::unique_ptr<ArchiveReader> &Out) {
   try {
     std::unique_ptr<ArchiveReader> R(new ArchiveReader());
     R->Source = ByteSource::fromBytes(Data, Size);
-    if (ApiError E = R->parse())
+    if (Status E = R->parse())
       return E;
     Out = std::move(R);
-    return ApiError::success();
+    return Status::ok();
   } catch (const std::bad_alloc &) {
-    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
   }
 }
 
-ApiError ArchiveReader::parse() {
+Status ArchiveReader::parse() {
   const uint64_t FileSize = Source->size();
   if (FileSize < HeaderSize)
     return invalid("file too small for a kpack header");
   unsigned char Header[HeaderSize];
-  if (ApiError E = Source->readAt(0, Header, HeaderSize))
+  if (Status E = Source->readAt(0, Header, HeaderSize))
     return E;
   if (std::memcmp(Header, Magic, sizeof(Magic)) != 0)
     return invalid("bad magic (not a kpack archive)");
   uint32_t Version = readLE32(Header + 4);
   if (Version != SupportedVersion)
-    return ApiError(KPACK_ERROR_UNSUPPORTED_VERSION,
+    return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                     "unsupported archive version " + std::to_string(Version));
   uint64_t TocOffset = readLE64(Header + 8);
   if (TocOffset < HeaderSize || TocOffset >= FileSize)
@@ -197,12 +203,12 @@ ApiError ArchiveReader::parse() {
                    " outside the file");
   // The TOC is bounded by the file size, which bounds every allocation below.
   std::vector<char> Toc(FileSize - TocOffset);
-  if (ApiError E = Source->readAt(TocOffset, Toc.data(), Toc.size()))
+  if (Status E = Source->readAt(TocOffset, Toc.data(), Toc.size()))
     return E;
   return parseToc(Toc.data(), Toc.size());
 }
 
-ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
+Status ArchiveReader::parseToc(const char *Data, size_t Size) {
   // Every element takes at least one byte, so limits of Size keep msgpack
   // from reserving space for counts the TOC cannot hold.
   msgpack::unpack_limit Limit(Size, Size / 2 + 1, Size, Size, Size, 64);
@@ -212,7 +218,7 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
   } catch (const std::bad_alloc &) {
     throw;
   } catch (const std::exception &Ex) {
-    return ApiError(KPACK_ERROR_MSGPACK_PARSE_FAILED,
+    return Status(KPACK_ERROR_MSGPACK_PARSE_FAILED,
                     std::string("TOC is not valid msgpack: ") + Ex.what());
   }
   const msgpack::object &Root = Handle.get();
@@ -222,31 +228,19 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
   if (const msgpack::object *V = lookup(Root, "format_version")) {
     uint64_t FormatVersion;
     if (!asUInt(*V, FormatVersion))
-      return invalid("TOC 'format_version' is not an unsigned integer");
+      return wrongType("TOC 'format_version' is not an unsigned integer");
     if (FormatVersion != SupportedVersion)
-      return ApiError(KPACK_ERROR_UNSUPPORTED_VERSION,
+      return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                       "unsupported TOC format_version " +
                           std::to_string(FormatVersion));
   }
-  if (ApiError E = requireString(Root, "group_name", false, GroupName))
+  if (Status E = requireString(Root, "group_name", false, GroupName))
     return E;
-  if (ApiError E = requireString(Root, "gfx_arch_family", false, GfxArchFamily))
+  if (Status E = requireString(Root, "gfx_arch_family", false, GfxArchFamily))
     return E;
-
-  const msgpack::object *Arches = lookup(Root, "gfx_arches");
-  if (!Arches)
-    return invalid("TOC lacks 'gfx_arches'");
-  if (Arches->type != msgpack::type::ARRAY)
-    return invalid("TOC 'gfx_arches' is not an array");
-  for (uint32_t I = 0; I < Arches->via.array.size; ++I) {
-    std::string Arch;
-    if (!asString(Arches->via.array.ptr[I], Arch))
-      return invalid("TOC 'gfx_arches' holds a non-string");
-    GfxArches.push_back(std::move(Arch));
-  }
 
   std::string SchemeName;
-  if (ApiError E = requireString(Root, "compression_scheme", true, SchemeName))
+  if (Status E = requireString(Root, "compression_scheme", true, SchemeName))
     return E;
   std::vector<std::pair<uint64_t, uint64_t>> Blobs; // "none": offset, size
   const uint64_t FileSize = Source->size();
@@ -263,9 +257,9 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
       if (Blob.type != msgpack::type::MAP)
         return invalid(Where + " is not a map");
       uint64_t Offset, Length;
-      if (ApiError E = requireUInt(Blob, "offset", Where, Offset))
+      if (Status E = requireUInt(Blob, "offset", Where, Offset))
         return E;
-      if (ApiError E = requireUInt(Blob, "size", Where, Length))
+      if (Status E = requireUInt(Blob, "size", Where, Length))
         return E;
       if (!rangeWithin(Offset, Length, FileSize))
         return invalid(Where + " lies outside the file");
@@ -273,9 +267,9 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
     }
   } else if (SchemeName == "zstd-per-kernel") {
     CompressionScheme = Scheme::ZstdPerKernel;
-    if (ApiError E = requireUInt(Root, "zstd_offset", "TOC", ZstdOffset))
+    if (Status E = requireUInt(Root, "zstd_offset", "TOC", ZstdOffset))
       return E;
-    if (ApiError E = requireUInt(Root, "zstd_size", "TOC", ZstdSize))
+    if (Status E = requireUInt(Root, "zstd_size", "TOC", ZstdSize))
       return E;
     if (ZstdSize < 4)
       return invalid("zstd blob too small for its kernel count");
@@ -312,9 +306,9 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
         if (!asString(*Type, Ignored))
           return invalid(Where + " 'type' is not a string");
       }
-      if (ApiError Err = requireUInt(Fields, "ordinal", Where, E.Ordinal))
+      if (Status Err = requireUInt(Fields, "ordinal", Where, E.Ordinal))
         return Err;
-      if (ApiError Err =
+      if (Status Err =
               requireUInt(Fields, "original_size", Where, E.OriginalSize))
         return Err;
       if (CompressionScheme == Scheme::None) {
@@ -330,10 +324,10 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
         if (HasOffset != HasSize)
           return invalid(Where + " has only one of frame_offset/frame_size");
         if (HasOffset) {
-          if (ApiError Err =
+          if (Status Err =
                   requireUInt(Fields, "frame_offset", Where, E.DataOffset))
             return Err;
-          if (ApiError Err =
+          if (Status Err =
                   requireUInt(Fields, "frame_size", Where, E.StoredSize))
             return Err;
           const uint64_t BlobEnd = ZstdOffset + ZstdSize;
@@ -352,6 +346,20 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
     return std::tie(A.Key, A.Arch) < std::tie(B.Key, B.Arch);
   };
   std::sort(Entries.begin(), Entries.end(), ByKeyArch);
+  // gfx_arches after the layout and the entries, so that a wrongly typed
+  // integer is reported as upstream reports it, whatever else is missing.
+  const msgpack::object *Arches = lookup(Root, "gfx_arches");
+  if (!Arches)
+    return invalid("TOC lacks 'gfx_arches'");
+  if (Arches->type != msgpack::type::ARRAY)
+    return invalid("TOC 'gfx_arches' is not an array");
+  for (uint32_t I = 0; I < Arches->via.array.size; ++I) {
+    std::string Arch;
+    if (!asString(Arches->via.array.ptr[I], Arch))
+      return invalid("TOC 'gfx_arches' holds a non-string");
+    GfxArches.push_back(std::move(Arch));
+  }
+
   for (size_t I = 0; I < Entries.size(); ++I) {
     if (I > 0 && Entries[I - 1].Key == Entries[I].Key &&
         Entries[I - 1].Arch == Entries[I].Arch)
@@ -360,7 +368,7 @@ ApiError ArchiveReader::parseToc(const char *Data, size_t Size) {
     if (BinaryNames.empty() || BinaryNames.back() != Entries[I].Key)
       BinaryNames.push_back(Entries[I].Key);
   }
-  return ApiError::success();
+  return Status::ok();
 }
 
 const ArchiveReader::Entry *ArchiveReader::find(std::string_view Key,
@@ -377,17 +385,17 @@ const ArchiveReader::Entry *ArchiveReader::find(std::string_view Key,
   return &*It;
 }
 
-ApiError ArchiveReader::walkFrameChain() const {
+Status ArchiveReader::walkFrameChain() const {
   std::call_once(Chain->Once, [this] {
     try {
       unsigned char Word[4];
-      if ((Chain->Status = Source->readAt(ZstdOffset, Word, 4)))
+      if ((Chain->Result = Source->readAt(ZstdOffset, Word, 4)))
         return;
       const uint64_t Count = readLE32(Word);
       const uint64_t End = ZstdOffset + ZstdSize;
       // Each frame needs at least its 4-byte size prefix.
       if (Count > (ZstdSize - 4) / 4) {
-        Chain->Status = invalid("zstd kernel count exceeds the blob");
+        Chain->Result = invalid("zstd kernel count exceeds the blob");
         return;
       }
       std::vector<FrameLocation> Frames;
@@ -395,14 +403,14 @@ ApiError ArchiveReader::walkFrameChain() const {
       uint64_t Pos = ZstdOffset + 4;
       for (uint64_t I = 0; I < Count; ++I) {
         if (!rangeWithin(Pos, 4, End)) {
-          Chain->Status = invalid("zstd frame chain runs past the blob");
+          Chain->Result = invalid("zstd frame chain runs past the blob");
           return;
         }
-        if ((Chain->Status = Source->readAt(Pos, Word, 4)))
+        if ((Chain->Result = Source->readAt(Pos, Word, 4)))
           return;
         uint64_t FrameSize = readLE32(Word);
         if (!rangeWithin(Pos + 4, FrameSize, End)) {
-          Chain->Status = invalid("zstd frame " + std::to_string(I) +
+          Chain->Result = invalid("zstd frame " + std::to_string(I) +
                                   " runs past the blob");
           return;
         }
@@ -411,106 +419,106 @@ ApiError ArchiveReader::walkFrameChain() const {
       }
       Chain->Frames = std::move(Frames);
     } catch (const std::bad_alloc &) {
-      Chain->Status = ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+      Chain->Result = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
   });
-  return Chain->Status;
+  return Chain->Result;
 }
 
-ApiError ArchiveReader::locateFrame(const Entry &E, FrameLocation &Loc) const {
+Status ArchiveReader::locateFrame(const Entry &E, FrameLocation &Loc) const {
   if (E.HasDataOffset) {
     Loc = {E.DataOffset, E.StoredSize};
-    return ApiError::success();
+    return Status::ok();
   }
-  if (ApiError Err = walkFrameChain())
+  if (Status Err = walkFrameChain())
     return Err;
   if (E.Ordinal >= Chain->Frames.size())
     return invalid("entry " + E.Key + "/" + E.Arch + " ordinal " +
                    std::to_string(E.Ordinal) + " has no zstd frame");
   Loc = Chain->Frames[E.Ordinal];
-  return ApiError::success();
+  return Status::ok();
 }
 
-ApiError ArchiveReader::compressedSize(const Entry &E, uint64_t &Size) const {
+Status ArchiveReader::compressedSize(const Entry &E, uint64_t &Size) const {
   if (E.HasStoredSize) {
     Size = E.StoredSize;
-    return ApiError::success();
+    return Status::ok();
   }
   FrameLocation Loc;
-  if (ApiError Err = locateFrame(E, Loc))
+  if (Status Err = locateFrame(E, Loc))
     return Err;
   Size = Loc.Size;
-  return ApiError::success();
+  return Status::ok();
 }
 
-ApiError
+Status
 ArchiveReader::read(const Entry &E,
                     const std::function<void *(size_t)> &Allocate) const {
   if (CompressionScheme == Scheme::None) {
     if (E.StoredSize != E.OriginalSize)
-      return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                       E.Key + "/" + E.Arch +
                           ": blob size differs from original_size");
     void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
     if (!Buffer)
-      return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+      return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
     return Source->readAt(E.DataOffset, Buffer, E.StoredSize);
   }
 
   FrameLocation Loc;
-  if (ApiError Err = locateFrame(E, Loc))
+  if (Status Err = locateFrame(E, Loc))
     return Err;
   std::unique_ptr<Decoder> D;
-  ApiError Err;
+  Status Err;
   try {
     D = Decoders->acquire();
     Err = decompressFrame(E, Loc, *D, Allocate);
   } catch (const std::bad_alloc &) {
-    return ApiError(KPACK_ERROR_OUT_OF_MEMORY,
+    return Status(KPACK_ERROR_OUT_OF_MEMORY,
                     "out of memory reading " + E.Key + "/" + E.Arch);
   }
   Decoders->release(std::move(D));
   return Err;
 }
 
-ApiError ArchiveReader::decompressFrame(
+Status ArchiveReader::decompressFrame(
     const Entry &E, const FrameLocation &Loc, Decoder &D,
     const std::function<void *(size_t)> &Allocate) const {
   const std::string Where = E.Key + "/" + E.Arch;
   std::vector<unsigned char> &Frame = D.Frame;
   Frame.resize(4 + Loc.Size);
-  if (ApiError Err = Source->readAt(Loc.Offset, Frame.data(), Frame.size()))
+  if (Status Err = Source->readAt(Loc.Offset, Frame.data(), Frame.size()))
     return Err;
   if (readLE32(Frame.data()) != Loc.Size)
     return invalid(Where + ": frame_offset does not point at its frame");
   const unsigned char *Src = Frame.data() + 4;
   unsigned long long Content = ZSTD_getFrameContentSize(Src, Loc.Size);
   if (Content == ZSTD_CONTENTSIZE_ERROR)
-    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                     Where + ": not a zstd frame");
   if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != E.OriginalSize)
-    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                     Where + ": frame content size differs from original_size");
   // Refuse before allocating if the frame cannot expand to original_size.
   unsigned long long Bound = ZSTD_decompressBound(Src, Loc.Size);
   if (Bound == ZSTD_CONTENTSIZE_ERROR || Bound < E.OriginalSize)
-    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                     Where + ": corrupt zstd frame");
   void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
   if (!Buffer)
-    return ApiError(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
   size_t Result =
       ZSTD_decompressDCtx(D.Context, Buffer, E.OriginalSize, Src, Loc.Size);
   if (ZSTD_isError(Result))
-    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                     Where + ": " + ZSTD_getErrorName(Result));
   if (Result != E.OriginalSize)
-    return ApiError(KPACK_ERROR_DECOMPRESSION_FAILED,
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                     Where + ": decompressed size differs from original_size");
-  return ApiError::success();
+  return Status::ok();
 }
 
-ApiError ArchiveReader::read(const Entry &E, std::vector<uint8_t> &Out) const {
+Status ArchiveReader::read(const Entry &E, std::vector<uint8_t> &Out) const {
   return read(E, [&Out](size_t N) -> void * {
     try {
       Out.resize(N);
@@ -519,31 +527,6 @@ ApiError ArchiveReader::read(const Entry &E, std::vector<uint8_t> &Out) const {
     }
     return N ? Out.data() : static_cast<void *>(&Out);
   });
-}
-
-const char *errorCodeName(kpack_error_t Code) {
-  switch (Code) {
-#define CASE(X)                                                                \
-  case X:                                                                      \
-    return #X;
-    CASE(KPACK_SUCCESS)
-    CASE(KPACK_ERROR_INVALID_ARGUMENT)
-    CASE(KPACK_ERROR_FILE_NOT_FOUND)
-    CASE(KPACK_ERROR_INVALID_FORMAT)
-    CASE(KPACK_ERROR_UNSUPPORTED_VERSION)
-    CASE(KPACK_ERROR_KERNEL_NOT_FOUND)
-    CASE(KPACK_ERROR_DECOMPRESSION_FAILED)
-    CASE(KPACK_ERROR_OUT_OF_MEMORY)
-    CASE(KPACK_ERROR_NOT_IMPLEMENTED)
-    CASE(KPACK_ERROR_IO_ERROR)
-    CASE(KPACK_ERROR_MSGPACK_PARSE_FAILED)
-    CASE(KPACK_ERROR_PATH_DISCOVERY_FAILED)
-    CASE(KPACK_ERROR_INVALID_METADATA)
-    CASE(KPACK_ERROR_ARCHIVE_NOT_FOUND)
-    CASE(KPACK_ERROR_ARCH_NOT_FOUND)
-#undef CASE
-  }
-  return "KPACK_ERROR_UNKNOWN";
 }
 
 } // namespace kpack

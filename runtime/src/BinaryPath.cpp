@@ -14,16 +14,16 @@
 
 namespace kpack {
 
-ApiError discoverBinaryPath(const void *Address, std::string &Path,
+Status discoverBinaryPath(const void *Address, std::string &Path,
                             uint64_t &Offset) {
   std::FILE *Maps = std::fopen("/proc/self/maps", "re");
   if (!Maps)
-    return ApiError(KPACK_ERROR_PATH_DISCOVERY_FAILED,
+    return Status(KPACK_ERROR_PATH_DISCOVERY_FAILED,
                     "cannot read /proc/self/maps");
   const uintptr_t Addr = reinterpret_cast<uintptr_t>(Address);
   char *Line = nullptr;
   size_t Capacity = 0;
-  ApiError Result(KPACK_ERROR_PATH_DISCOVERY_FAILED,
+  Status Result(KPACK_ERROR_PATH_DISCOVERY_FAILED,
                   "address is not in a file-backed mapping");
   while (getline(&Line, &Capacity, Maps) > 0) {
     uintptr_t Start, End;
@@ -44,7 +44,7 @@ ApiError discoverBinaryPath(const void *Address, std::string &Path,
       break; // anonymous, [heap], [stack], ...
     Path = std::move(File);
     Offset = FileOffset + (Addr - Start);
-    Result = ApiError::success();
+    Result = Status::ok();
     break;
   }
   std::free(Line);

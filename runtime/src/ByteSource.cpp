@@ -16,24 +16,24 @@ public:
   FileSource(int Fd, uint64_t FileSize) : Fd(Fd) { Size = FileSize; }
   ~FileSource() override { ::close(Fd); }
 
-  ApiError readAt(uint64_t Offset, void *Dest, size_t Length) const override {
+  Status readAt(uint64_t Offset, void *Dest, size_t Length) const override {
     if (!rangeWithin(Offset, Length, Size))
-      return ApiError(KPACK_ERROR_INVALID_FORMAT, "read past end of file");
+      return Status(KPACK_ERROR_INVALID_FORMAT, "read past end of file");
     auto *Out = static_cast<char *>(Dest);
     while (Length > 0) {
       ssize_t N = ::pread(Fd, Out, Length, static_cast<off_t>(Offset));
       if (N < 0 && errno == EINTR)
         continue;
       if (N < 0)
-        return ApiError(KPACK_ERROR_IO_ERROR,
+        return Status(KPACK_ERROR_IO_ERROR,
                         std::string("read failed: ") + std::strerror(errno));
       if (N == 0) // the file shrank after it was opened
-        return ApiError(KPACK_ERROR_IO_ERROR, "unexpected end of file");
+        return Status(KPACK_ERROR_IO_ERROR, "unexpected end of file");
       Out += N;
       Offset += static_cast<uint64_t>(N);
       Length -= static_cast<size_t>(N);
     }
-    return ApiError::success();
+    return Status::ok();
   }
 
 private:
@@ -48,12 +48,12 @@ public:
     Size = Length;
   }
 
-  ApiError readAt(uint64_t Offset, void *Dest, size_t Length) const override {
+  Status readAt(uint64_t Offset, void *Dest, size_t Length) const override {
     if (!rangeWithin(Offset, Length, Size))
-      return ApiError(KPACK_ERROR_INVALID_FORMAT, "read past end of data");
+      return Status(KPACK_ERROR_INVALID_FORMAT, "read past end of data");
     if (Length)
       std::memcpy(Dest, Bytes.data() + Offset, Length);
-    return ApiError::success();
+    return Status::ok();
   }
 
 private:
@@ -62,7 +62,7 @@ private:
 
 } // namespace
 
-ApiError ByteSource::openFile(const std::string &Path,
+Status ByteSource::openFile(const std::string &Path,
                               std::unique_ptr<ByteSource> &Out) {
   int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
   if (Fd < 0) {
@@ -70,16 +70,16 @@ ApiError ByteSource::openFile(const std::string &Path,
     kpack_error_t Code = (Err == ENOENT || Err == ENOTDIR)
                              ? KPACK_ERROR_FILE_NOT_FOUND
                              : KPACK_ERROR_IO_ERROR;
-    return ApiError(Code, "cannot open '" + Path + "': " + std::strerror(Err));
+    return Status(Code, "cannot open '" + Path + "': " + std::strerror(Err));
   }
   struct stat St;
   if (::fstat(Fd, &St) != 0 || !S_ISREG(St.st_mode)) {
     ::close(Fd);
-    return ApiError(KPACK_ERROR_IO_ERROR,
+    return Status(KPACK_ERROR_IO_ERROR,
                     "'" + Path + "' is not a regular file");
   }
   Out = std::make_unique<FileSource>(Fd, static_cast<uint64_t>(St.st_size));
-  return ApiError::success();
+  return Status::ok();
 }
 
 std::unique_ptr<ByteSource> ByteSource::fromBytes(const void *Data,

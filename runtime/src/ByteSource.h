@@ -7,7 +7,7 @@
 #ifndef KPACK_RUNTIME_BYTESOURCE_H
 #define KPACK_RUNTIME_BYTESOURCE_H
 
-#include "kpack/ApiError.h"
+#include "kpack/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -21,9 +21,9 @@ public:
   virtual ~ByteSource() = default;
   uint64_t size() const { return Size; }
   /// Reads exactly Length bytes at Offset; the range must lie in the source.
-  virtual ApiError readAt(uint64_t Offset, void *Dest, size_t Length) const = 0;
+  virtual Status readAt(uint64_t Offset, void *Dest, size_t Length) const = 0;
 
-  static ApiError openFile(const std::string &Path,
+  static Status openFile(const std::string &Path,
                            std::unique_ptr<ByteSource> &Out);
   static std::unique_ptr<ByteSource> fromBytes(const void *Data, size_t Size);
 

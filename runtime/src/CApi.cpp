@@ -19,14 +19,11 @@ struct kpack_archive {
 };
 
 struct kpack_cache {
-  explicit kpack_cache(kpack::LoaderConfig C) : Loader(std::move(C)) {}
+  explicit kpack_cache(kpack::KpackEnvironment E) : Loader(std::move(E)) {}
   kpack::LoaderCache Loader;
 };
 
 namespace {
-
-/// Maximum bytes of HIPK metadata read from the wrapper's pointer (upstream's).
-constexpr size_t MaxMetadataSize = 64 * 1024;
 
 template <typename Fn> kpack_error_t guarded(Fn &&Body) {
   try {
@@ -47,7 +44,7 @@ kpack_error_t kpack_open(const char *path, kpack_archive_t *archive) {
     return KPACK_ERROR_INVALID_ARGUMENT;
   return guarded([&] {
     auto Handle = std::make_unique<kpack_archive>();
-    if (kpack::ApiError E = kpack::ArchiveReader::open(path, Handle->Reader))
+    if (kpack::Status E = kpack::ArchiveReader::open(path, Handle->Reader))
       return E.code();
     *archive = Handle.release();
     return KPACK_SUCCESS;
@@ -98,7 +95,7 @@ kpack_error_t kpack_get_kernel(kpack_archive_t archive, const char *binary_name,
     if (!E)
       return KPACK_ERROR_KERNEL_NOT_FOUND;
     void *Buffer = nullptr;
-    kpack::ApiError Err = archive->Reader->read(
+    kpack::Status Err = archive->Reader->read(
         *E, [&Buffer](size_t N) { return Buffer = std::malloc(N ? N : 1); });
     if (Err) {
       std::free(Buffer);
@@ -116,7 +113,11 @@ kpack_error_t kpack_cache_create(kpack_cache_t *cache) {
   if (!cache)
     return KPACK_ERROR_INVALID_ARGUMENT;
   return guarded([&] {
-    *cache = new kpack_cache(kpack::LoaderConfig::fromEnvironment());
+    auto *C = new kpack_cache(kpack::KpackEnvironment::fromProcess());
+    if (C->Loader.environment().ArchOverrideMalformed)
+      C->Loader.debug("ROCM_KPACK_ARCH_OVERRIDE is not a list of target IDs; "
+                      "ignored");
+    *cache = C;
     return KPACK_SUCCESS;
   });
 }
@@ -131,7 +132,7 @@ kpack_error_t kpack_discover_binary_path(const void *address_in_binary,
   return guarded([&] {
     std::string Path;
     uint64_t Offset = 0;
-    if (kpack::ApiError E =
+    if (kpack::Status E =
             kpack::discoverBinaryPath(address_in_binary, Path, Offset))
       return E.code();
     if (Path.size() >= path_out_size)
@@ -149,23 +150,21 @@ kpack_error_t kpack_load_code_object(kpack_cache_t cache,
                                      const char *const *arch_list,
                                      size_t arch_count, void **code_object_out,
                                      size_t *code_object_size_out) {
-  if (!cache || !hipk_metadata || !binary_path ||
-      (!arch_list && arch_count > 0) || !code_object_out ||
-      !code_object_size_out)
+  if (!cache || !hipk_metadata || !binary_path || !arch_list ||
+      arch_count == 0 || !code_object_out || !code_object_size_out)
     return KPACK_ERROR_INVALID_ARGUMENT;
   return guarded([&] {
     kpack::LoaderCache &Loader = cache->Loader;
-    if (Loader.config().Disabled) {
-      if (Loader.config().Debug)
-        std::fprintf(stderr, "kpack: ROCM_KPACK_DISABLE is set; not loading\n");
+    if (Loader.environment().Disabled) {
+      Loader.debug("ROCM_KPACK_DISABLE is set; not loading");
       return KPACK_ERROR_NOT_IMPLEMENTED;
     }
-    kpack::HipkReference Ref;
-    if (kpack::ApiError E =
-            kpack::parseHipkReference(hipk_metadata, MaxMetadataSize, Ref)) {
-      if (Loader.config().Debug)
-        std::fprintf(stderr, "kpack: invalid HIPK metadata: %s\n",
-                     E.message().c_str());
+    // The caller gives no size: the parse is bounded by what is readable at
+    // the pointer (the loaded segment holding it, at most 64 KiB).
+    kpack::KpackMetadata Ref;
+    if (kpack::Status E =
+            kpack::decodeKpackMetadataInMemory(hipk_metadata, Ref)) {
+      Loader.debug("invalid HIPK metadata: %s", E.message().c_str());
       return E.code();
     }
     std::vector<std::string> Arches;
@@ -174,7 +173,7 @@ kpack_error_t kpack_load_code_object(kpack_cache_t cache,
         Arches.emplace_back(arch_list[I]);
     void *Data = nullptr;
     size_t Size = 0;
-    if (kpack::ApiError E = Loader.loadCodeObject(Ref, binary_path, co_index,
+    if (kpack::Status E = Loader.loadCodeObject(Ref, binary_path, co_index,
                                                   Arches, Data, Size))
       return E.code();
     *code_object_out = Data;
@@ -192,7 +191,7 @@ kpack_error_t kpack_enumerate_architectures(const char *archive_path,
     return KPACK_ERROR_INVALID_ARGUMENT;
   return guarded([&] {
     std::unique_ptr<kpack::ArchiveReader> Reader;
-    if (kpack::ApiError E = kpack::ArchiveReader::open(archive_path, Reader))
+    if (kpack::Status E = kpack::ArchiveReader::open(archive_path, Reader))
       return E.code();
     for (const std::string &Arch : Reader->gfxArches())
       if (!callback(Arch.c_str(), user_data))

@@ -1,11 +1,11 @@
-//===- LoaderCache.cpp - HIPK code-object loader
-//---------------------------===//
+//===- LoaderCache.cpp - HIPK code-object loader --------------------------===//
 
 #include "kpack/LoaderCache.h"
-#include "kpack/TargetIdList.h"
 
 #include "kpack/ArchiveReader.h"
+#include "kpack/TargetId.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
@@ -17,49 +17,6 @@ namespace kpack {
 
 namespace {
 
-constexpr std::string_view TargetTriplePrefix = "amdgcn-amd-amdhsa--";
-constexpr std::string_view ArchPlaceholder = "@GFXARCH@";
-
-/// Upstream's rule: set when non-empty and not starting with '0'.
-bool envFlag(const char *Name) {
-  const char *V = std::getenv(Name);
-  return V && V[0] != '\0' && V[0] != '0';
-}
-
-std::vector<std::string> envList(const char *Name, const char *Separators) {
-  std::vector<std::string> Items;
-  const char *V = std::getenv(Name);
-  if (!V)
-    return Items;
-  std::string_view Rest(V);
-  while (!Rest.empty()) {
-    size_t End = Rest.find_first_of(Separators);
-    std::string_view Item = Rest.substr(0, End);
-    if (!Item.empty())
-      Items.emplace_back(Item);
-    if (End == std::string_view::npos)
-      break;
-    Rest.remove_prefix(End + 1);
-  }
-  return Items;
-}
-
-std::string expandArch(std::string Path, std::string_view Arch) {
-  for (size_t Pos = Path.find(ArchPlaceholder); Pos != std::string::npos;
-       Pos = Path.find(ArchPlaceholder, Pos + Arch.size()))
-    Path.replace(Pos, ArchPlaceholder.size(), Arch);
-  return Path;
-}
-
-std::string directoryOf(std::string_view Path) {
-  size_t Slash = Path.rfind('/');
-  if (Slash == std::string_view::npos)
-    return ".";
-  if (Slash == 0)
-    return "/";
-  return std::string(Path.substr(0, Slash));
-}
-
 std::string joinList(const std::vector<std::string> &Items) {
   std::string Out;
   for (const std::string &I : Items)
@@ -69,31 +26,13 @@ std::string joinList(const std::vector<std::string> &Items) {
 
 } // namespace
 
-std::string_view stripTargetTriple(std::string_view Arch) {
-  if (Arch.substr(0, TargetTriplePrefix.size()) == TargetTriplePrefix)
-    Arch.remove_prefix(TargetTriplePrefix.size());
-  return Arch;
-}
-
-LoaderConfig LoaderConfig::fromEnvironment() {
-  LoaderConfig C;
-  C.PathOverride = envList("ROCM_KPACK_PATH", ":");
-  C.PathPrefix = envList("ROCM_KPACK_PATH_PREFIX", ":");
-  if (const char *V = std::getenv("ROCM_KPACK_ARCH_OVERRIDE"); V && *V)
-    if (!splitTargetIdList(V, C.ArchOverride))
-      C.ArchOverride.clear(); // malformed: ignored (reported when debugging)
-  C.Disabled = envFlag("ROCM_KPACK_DISABLE");
-  C.Debug = envFlag("ROCM_KPACK_DEBUG");
-  return C;
-}
-
 /// One search path's archive, or why it could not be opened.
 struct LoaderCache::Slot {
   std::shared_ptr<const ArchiveReader> Archive;
-  ApiError Failure;
+  Status Failure;
 };
 
-LoaderCache::LoaderCache(LoaderConfig Config) : Config(std::move(Config)) {}
+LoaderCache::LoaderCache(KpackEnvironment Env) : Env(std::move(Env)) {}
 LoaderCache::~LoaderCache() = default;
 
 LoaderStats LoaderCache::stats() const {
@@ -105,7 +44,7 @@ LoaderStats LoaderCache::stats() const {
 }
 
 void LoaderCache::debug(const char *Format, ...) const {
-  if (!Config.Debug)
+  if (!Env.Debug)
     return;
   char Line[4096];
   va_list Args;
@@ -130,7 +69,7 @@ LoaderCache::archiveFor(const std::string &Path) {
   if (!::realpath(Path.c_str(), Resolved)) {
     S = std::make_shared<Slot>();
     S->Failure =
-        ApiError(KPACK_ERROR_FILE_NOT_FOUND,
+        Status(KPACK_ERROR_FILE_NOT_FOUND,
                  std::string("cannot resolve: ") + std::strerror(errno));
   } else {
     std::string Canonical(Resolved);
@@ -153,80 +92,100 @@ LoaderCache::archiveFor(const std::string &Path) {
   return S;
 }
 
-ApiError LoaderCache::loadCodeObject(const HipkReference &Ref,
-                                     std::string_view BinaryPath,
-                                     uint32_t CoIndex,
-                                     const std::vector<std::string> &Arches,
-                                     void *&Data, size_t &Size) {
+Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
+                                   std::string_view BinaryPath,
+                                   uint32_t CoIndex,
+                                   const std::vector<std::string> &Arches,
+                                   void *&Data, size_t &Size) {
   const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
-  std::vector<std::string> Requested;
-  for (const std::string &A :
-       Config.ArchOverride.empty() ? Arches : Config.ArchOverride)
-    Requested.emplace_back(stripTargetTriple(A));
-
-  // Search-path templates in priority order; embedded paths are relative to
-  // the directory of the binary that carries them.
-  std::vector<std::string> Templates;
-  if (!Config.PathOverride.empty()) {
-    Templates = Config.PathOverride;
-  } else {
-    Templates = Config.PathPrefix;
-    const std::string BinaryDir = directoryOf(BinaryPath);
-    for (const std::string &P : Ref.SearchPaths)
-      Templates.push_back(!P.empty() && P[0] == '/' ? P : BinaryDir + "/" + P);
-  }
+  const std::vector<std::string> &Requested =
+      Env.ArchOverride.empty() ? Arches : Env.ArchOverride;
+  const std::vector<std::string> Templates =
+      searchPathTemplates(Env, Ref.SearchPaths, BinaryPath);
   debug("load '%s' for binary '%s'%s", Key.c_str(),
         std::string(BinaryPath).c_str(),
-        Config.ArchOverride.empty() ? "" : " (ROCM_KPACK_ARCH_OVERRIDE)");
+        Env.ArchOverride.empty() ? "" : " (ROCM_KPACK_ARCH_OVERRIDE)");
   debug("requested targets: %s", joinList(Requested).c_str());
-
   if (Requested.empty()) {
     debug("failed: no target requested");
-    return ApiError(KPACK_ERROR_ARCH_NOT_FOUND, "no target requested");
+    return Status(KPACK_ERROR_INVALID_ARGUMENT, "no target requested");
   }
-  bool AnyArchiveOpened = false;
+
+  // docs/FORMAT.md §1.4: requested targets in order, each one's feature
+  // subsets most specific first, each search path in order.
+  bool AnyArchiveOpened = false, AnyArchListed = false;
+  Status ReadFailure;
   for (const std::string &Arch : Requested) {
-    for (const std::string &Template : Templates) {
-      const std::string Path = expandArch(Template, Arch);
-      std::shared_ptr<Slot> S = archiveFor(Path);
-      if (!S->Archive) {
-        debug("  %s: not usable: %s (%s)", Path.c_str(),
-              S->Failure.message().c_str(), errorCodeName(S->Failure.code()));
-        continue;
+    const std::vector<std::string> Candidates = featureSubsets(Arch);
+    debug("target %s: candidates %s", Arch.c_str(),
+          joinList(Candidates).c_str());
+    for (const std::string &Candidate : Candidates) {
+      for (const std::string &Template : Templates) {
+        const std::string Path = expandArchPlaceholder(Template, Candidate);
+        std::shared_ptr<Slot> S = archiveFor(Path);
+        if (!S->Archive) {
+          debug("  %s: not usable: %s (%s)", Path.c_str(),
+                S->Failure.message().c_str(),
+                errorCodeName(S->Failure.code()));
+          continue;
+        }
+        AnyArchiveOpened = true;
+        const ArchiveReader &Archive = *S->Archive;
+        const std::vector<std::string> &Offered = Archive.gfxArches();
+        if (std::find(Offered.begin(), Offered.end(), Candidate) ==
+            Offered.end()) {
+          debug("  %s: does not list %s; archive offers: %s", Path.c_str(),
+                Candidate.c_str(), joinList(Offered).c_str());
+          continue;
+        }
+        AnyArchListed = true;
+        const ArchiveReader::Entry *E = Archive.find(Key, Candidate);
+        if (!E) {
+          debug("  %s: lists %s but has no '%s'; searching on", Path.c_str(),
+                Candidate.c_str(), Key.c_str());
+          continue;
+        }
+        void *Buffer = nullptr;
+        Status Err = Archive.read(*E, [&Buffer](size_t N) {
+          return Buffer = std::malloc(N ? N : 1);
+        });
+        if (Err) {
+          std::free(Buffer);
+          debug("  %s: reading '%s' for %s failed: %s; searching on",
+                Path.c_str(), Key.c_str(), Candidate.c_str(),
+                Err.message().c_str());
+          ReadFailure = std::move(Err);
+          continue;
+        }
+        debug("  %s: loaded '%s' for %s (%llu bytes)", Path.c_str(),
+              Key.c_str(), Candidate.c_str(),
+              static_cast<unsigned long long>(E->OriginalSize));
+        ++Loads;
+        Data = Buffer;
+        Size = static_cast<size_t>(E->OriginalSize);
+        return Status::ok();
       }
-      AnyArchiveOpened = true;
-      const ArchiveReader &Archive = *S->Archive;
-      const ArchiveReader::Entry *E = Archive.find(Key, Arch);
-      if (!E) {
-        debug("  %s: no '%s' for %s; archive offers: %s", Path.c_str(),
-              Key.c_str(), Arch.c_str(), joinList(Archive.gfxArches()).c_str());
-        continue;
-      }
-      void *Buffer = nullptr;
-      ApiError Err = Archive.read(
-          *E, [&Buffer](size_t N) { return Buffer = std::malloc(N ? N : 1); });
-      if (Err) {
-        std::free(Buffer);
-        debug("  %s: reading '%s' for %s failed: %s", Path.c_str(), Key.c_str(),
-              Arch.c_str(), Err.message().c_str());
-        return Err;
-      }
-      debug("  %s: loaded '%s' for %s (%llu bytes)", Path.c_str(), Key.c_str(),
-            Arch.c_str(), static_cast<unsigned long long>(E->OriginalSize));
-      ++Loads;
-      Data = Buffer;
-      Size = static_cast<size_t>(E->OriginalSize);
-      return ApiError::success();
     }
   }
-  if (!AnyArchiveOpened) {
-    debug("failed: no archive could be opened");
-    return ApiError(KPACK_ERROR_ARCHIVE_NOT_FOUND,
-                    "no archive could be opened for '" + Key + "'");
+  if (ReadFailure) {
+    debug("failed: '%s' could not be read: %s", Key.c_str(),
+          ReadFailure.message().c_str());
+    return ReadFailure;
   }
-  debug("failed: no archive has '%s' for any requested target", Key.c_str());
-  return ApiError(KPACK_ERROR_ARCH_NOT_FOUND,
-                  "no archive has '" + Key + "' for a requested target");
+  if (AnyArchListed) {
+    debug("failed: archives list a requested target but none has '%s'",
+          Key.c_str());
+    return Status(KPACK_ERROR_KERNEL_NOT_FOUND,
+                  "no archive listing a requested target has '" + Key + "'");
+  }
+  if (AnyArchiveOpened) {
+    debug("failed: no archive lists a requested target");
+    return Status(KPACK_ERROR_ARCH_NOT_FOUND,
+                  "no archive lists a requested target for '" + Key + "'");
+  }
+  debug("failed: no archive could be opened");
+  return Status(KPACK_ERROR_ARCHIVE_NOT_FOUND,
+                "no archive could be opened for '" + Key + "'");
 }
 
 } // namespace kpack

@@ -32,6 +32,10 @@
 #include "CodeObject.h"
 #include "OffloadBundle.h"
 
+#include "kpack/Metadata.h"
+#include "kpack/ReadableMemory.h"
+#include "kpack/SearchPaths.h"
+#include "kpack/Wrapper.h"
 #include "rocm_kpack/kpack.h"
 
 #include <algorithm>
@@ -59,8 +63,9 @@ using hipstandin::CodeObjectInfo;
 using hipstandin::OffloadBundle;
 namespace clr = hipstandin::clr;
 
-constexpr uint32_t HipfMagic = 0x48495046; // "FPIH": offload bundle
-constexpr uint32_t HipkMagic = 0x4B504948; // "HIPK": kpack metadata
+using kpack::HipfMagic;
+using kpack::HipkMagic;
+using FatBinaryWrapper = kpack::FatbinWrapper;
 constexpr int ExitStatusOnFailure = 3;
 
 // hipError_t values used here (same numbers as HIP's).
@@ -68,13 +73,6 @@ constexpr int hipSuccess = 0;
 constexpr int hipErrorMissingConfiguration = 52;
 constexpr int hipErrorInvalidDeviceFunction = 98;
 constexpr int hipErrorNoBinaryForGpu = 209;
-
-struct FatBinaryWrapper {
-  uint32_t Magic;
-  uint32_t Version;
-  const void *Binary;
-  const void *Reserved1;
-};
 
 struct Dim3 {
   unsigned X, Y, Z;
@@ -121,10 +119,7 @@ std::string magicName(uint32_t Magic) {
   return Buf;
 }
 
-bool envFlag(const char *Name) {
-  const char *V = getenv(Name);
-  return V && *V && *V != '0';
-}
+using kpack::envFlag;
 
 /// Bytes readable from P to the end of the memory region holding it, or 0.
 /// Registration passes pointers without sizes; this bounds every read. The
@@ -132,118 +127,18 @@ bool envFlag(const char *Name) {
 /// mapping (wrappers and bundles built at run time, e.g. by the kpack
 /// registration shim, live on the heap).
 size_t readableExtent(const void *P) {
-  struct Query {
-    uintptr_t Addr;
-    size_t Extent;
-  } Q{reinterpret_cast<uintptr_t>(P), 0};
-  dl_iterate_phdr(
-      [](dl_phdr_info *Info, size_t, void *Data) {
-        auto *Q = static_cast<Query *>(Data);
-        for (unsigned I = 0; I < Info->dlpi_phnum; ++I) {
-          const ElfW(Phdr) &Ph = Info->dlpi_phdr[I];
-          if (Ph.p_type != PT_LOAD)
-            continue;
-          uintptr_t Start = Info->dlpi_addr + Ph.p_vaddr;
-          uintptr_t End = Start + Ph.p_memsz;
-          if (Q->Addr >= Start && Q->Addr < End) {
-            Q->Extent = End - Q->Addr;
-            return 1;
-          }
-        }
-        return 0;
-      },
-      &Q);
-  if (Q.Extent)
-    return Q.Extent;
-  FILE *Maps = fopen("/proc/self/maps", "re");
-  if (!Maps)
-    return 0;
-  char Line[512];
-  while (fgets(Line, sizeof(Line), Maps)) {
-    uintptr_t Start, End;
-    char Read;
-    if (sscanf(Line, "%" SCNxPTR "-%" SCNxPTR " %c", &Start, &End, &Read) ==
-            3 &&
-        Q.Addr >= Start && Q.Addr < End) {
-      Q.Extent = Read == 'r' ? End - Q.Addr : 0;
-      break;
-    }
-    // Skip the rest of an overlong line (long paths).
-    while (!strchr(Line, '\n') && fgets(Line, sizeof(Line), Maps))
-      ;
-  }
-  fclose(Maps);
-  return Q.Extent;
+  return kpack::readableBytesAt(P, SIZE_MAX);
 }
-
-/// A bounded reader of the msgpack subset HIPK metadata uses (FORMAT.md
-/// section 3.2: a map of strings to a string or an array of strings).
-class MsgpackReader {
-public:
-  MsgpackReader(const uint8_t *P, size_t Size) : P(P), End(P + Size) {}
-  /// A map, array or string header: its element count or string length.
-  bool header(uint8_t FixBase, uint8_t FixMask, uint8_t Op8, uint8_t Op16,
-              uint8_t Op32, uint64_t &N) {
-    if (P >= End)
-      return false;
-    uint8_t B = *P++;
-    if ((B & ~FixMask) == FixBase) {
-      N = B & FixMask;
-      return true;
-    }
-    unsigned Bytes = B == Op8 && Op8 ? 1 : B == Op16 ? 2 : B == Op32 ? 4 : 0;
-    if (!Bytes || size_t(End - P) < Bytes)
-      return false;
-    N = 0;
-    for (unsigned I = 0; I < Bytes; ++I)
-      N = (N << 8) | *P++;
-    return true;
-  }
-  bool string(std::string &Out) {
-    uint64_t N;
-    if (!header(0xa0, 0x1f, 0xd9, 0xda, 0xdb, N) || N > uint64_t(End - P))
-      return false;
-    Out.assign(reinterpret_cast<const char *>(P), N);
-    P += N;
-    return true;
-  }
-  bool map(uint64_t &N) { return header(0x80, 0x0f, 0, 0xde, 0xdf, N); }
-  bool array(uint64_t &N) { return header(0x90, 0x0f, 0, 0xdc, 0xdd, N); }
-  bool atArray() const {
-    return P < End && ((*P & 0xf0) == 0x90 || *P == 0xdc || *P == 0xdd);
-  }
-
-private:
-  const uint8_t *P, *End;
-};
 
 /// "kernel_name 'x', archives 'a', 'b'" for error messages.
 std::string describeHipkMetadata(const void *Metadata) {
-  MsgpackReader R(static_cast<const uint8_t *>(Metadata),
-                  readableExtent(Metadata));
-  std::string KernelName, Archives;
-  uint64_t Keys;
-  bool Ok = R.map(Keys);
-  for (uint64_t K = 0; Ok && K < Keys; ++K) {
-    std::string Key, Value;
-    Ok = R.string(Key);
-    if (Ok && R.atArray()) {
-      uint64_t N;
-      Ok = R.array(N);
-      for (uint64_t I = 0; Ok && I < N; ++I) {
-        Ok = R.string(Value);
-        if (Key == "kpack_search_paths")
-          Archives += (Archives.empty() ? " '" : ", '") + Value + "'";
-      }
-    } else if (Ok) {
-      Ok = R.string(Value);
-      if (Key == "kernel_name")
-        KernelName = Value;
-    }
-  }
-  if (!Ok)
-    return "kpack metadata the stand-in cannot read";
-  return "kernel_name '" + KernelName + "', archives" + Archives;
+  kpack::KpackMetadata M;
+  if (kpack::Status S = kpack::decodeKpackMetadataInMemory(Metadata, M))
+    return "invalid kpack metadata: " + S.message();
+  std::string Text = "kernel_name '" + M.KernelName + "', archives";
+  for (size_t I = 0; I < M.SearchPaths.size(); ++I)
+    Text += (I ? ", '" : " '") + M.SearchPaths[I] + "'";
+  return Text;
 }
 
 /// Writes Size bytes to Path through a temporary file and a rename, so
@@ -429,7 +324,7 @@ void **Runtime::registerFatBinary(const FatBinaryWrapper *W) {
   } else {
     FB->Magic = W->Magic;
     FB->Binary = W->Binary;
-    FB->Reserved1 = reinterpret_cast<uintptr_t>(W->Reserved1);
+    FB->Reserved1 = W->Reserved1;
     log("binary %u magic %s registered", FB->Index,
         magicName(FB->Magic).c_str());
     // CLR refuses these wrappers too.

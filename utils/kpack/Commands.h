@@ -15,7 +15,7 @@
 #include <memory>
 
 namespace kpack {
-class ApiError;
+class Status;
 class ArchiveReader;
 class Status;
 } // namespace kpack
@@ -32,7 +32,6 @@ int reportError(llvm::StringRef Tool, llvm::Error E);
 
 /// The project's error values as llvm::Error (success for no error).
 llvm::Error toError(const kpack::Status &S);
-llvm::Error toError(const kpack::ApiError &E);
 
 /// Opens an archive with the runtime's reader, which validates the header
 /// and the whole TOC.

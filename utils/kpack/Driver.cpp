@@ -30,15 +30,9 @@ Error toError(const kpack::Status &S) {
   return createStringError(inconvertibleErrorCode(), S.message());
 }
 
-Error toError(const kpack::ApiError &E) {
-  if (!E)
-    return Error::success();
-  return createStringError(inconvertibleErrorCode(), E.message());
-}
-
 Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
   std::unique_ptr<kpack::ArchiveReader> Reader;
-  if (kpack::ApiError E = kpack::ArchiveReader::open(Path.str(), Reader))
+  if (kpack::Status E = kpack::ArchiveReader::open(Path.str(), Reader))
     return createStringError(inconvertibleErrorCode(),
                              "'" + Path + "': " + E.message());
   return std::move(Reader);

@@ -39,7 +39,7 @@ static Error extractEntry() {
                              "'" + ExtractArchive + "' has no entry '" +
                                  ExtractKey + "' for " + ExtractArch);
   std::vector<uint8_t> Bytes;
-  if (kpack::ApiError Err = R.read(*E, Bytes))
+  if (kpack::Status Err = R.read(*E, Bytes))
     return createStringError(inconvertibleErrorCode(),
                              "'" + ExtractArchive + "': " + ExtractKey + " (" +
                                  ExtractArch + "): " + Err.message());

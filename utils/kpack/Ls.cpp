@@ -37,7 +37,7 @@ static Error listArchive() {
   uint64_t TotalOriginal = 0, TotalStored = 0;
   for (const ArchiveReader::Entry &E : R.entries()) {
     uint64_t Stored = 0;
-    if (kpack::ApiError Err = R.compressedSize(E, Stored))
+    if (kpack::Status Err = R.compressedSize(E, Stored))
       return createStringError(inconvertibleErrorCode(),
                                "'" + LsArchive + "': " + E.Key + " (" +
                                    E.Arch + "): " + Err.message());

@@ -103,7 +103,7 @@ Finding checkEntry(const ArchiveReader &R, const ArchiveReader::Entry &E) {
     return F;
   };
   std::vector<uint8_t> Bytes;
-  if (kpack::ApiError Err = R.read(E, Bytes))
+  if (kpack::Status Err = R.read(E, Bytes))
     return Fail(Err.message());
   const std::vector<std::string> &Listed = R.gfxArches();
   if (std::find(Listed.begin(), Listed.end(), E.Arch) == Listed.end())

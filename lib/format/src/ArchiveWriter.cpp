@@ -2,7 +2,7 @@
 
 #include "kpack/ArchiveWriter.h"
 
-#include "ByteOrder.h"
+#include "kpack/ByteOrder.h"
 #include "kpack/AtomicFile.h"
 
 #include <msgpack.hpp>

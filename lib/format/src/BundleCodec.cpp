@@ -2,7 +2,7 @@
 
 #include "kpack/BundleCodec.h"
 
-#include "ByteOrder.h"
+#include "kpack/ByteOrder.h"
 
 #include <zlib.h>
 #include <zstd.h>
@@ -13,17 +13,15 @@
 
 using namespace kpack;
 using kpack::detail::alignTo;
-using kpack::detail::appendLE;
 using kpack::detail::readLE;
 
 namespace {
 
-constexpr char BundleMagic[] = "__CLANG_OFFLOAD_BUNDLE__";
-constexpr size_t BundleMagicSize = sizeof(BundleMagic) - 1;
+constexpr const char *BundleMagic = OffloadBundleMagic;
+constexpr size_t BundleMagicSize = OffloadBundleMagicSize;
 constexpr char CcobMagic[] = "CCOB";
 constexpr size_t CcobMagicSize = 4;
-/// Per entry: offset, size, id length (u64 each), then the id.
-constexpr size_t EntryFixedSize = 24;
+constexpr size_t EntryFixedSize = OffloadBundleEntryFixedSize;
 /// clang's header fields cap an uncompressed bundle far below this; the limit
 /// only keeps a hostile v3 header from asking for an absurd allocation.
 constexpr uint64_t MaxUncompressedSize = uint64_t(1) << 36;
@@ -353,35 +351,6 @@ Status kpack::decodeBundleSection(const uint8_t *Bytes, size_t Size,
     Out.push_back(std::move(B));
   }
   return Status::ok();
-}
-
-std::vector<uint8_t> kpack::encodeBundle(const std::vector<BundleInput> &Entries,
-                                         uint64_t Align) {
-  // Same layout as clang-offload-bundler: header, then each payload at the
-  // next multiple of Align, zero padding in between.
-  uint64_t HeaderSize = BundleMagicSize + 8;
-  for (const BundleInput &E : Entries)
-    HeaderSize += EntryFixedSize + E.Id.size();
-  std::vector<uint8_t> Out(BundleMagic, BundleMagic + BundleMagicSize);
-  appendLE<uint64_t>(Out, Entries.size());
-  std::vector<uint64_t> Offsets;
-  uint64_t Cursor = HeaderSize;
-  for (const BundleInput &E : Entries) {
-    Cursor = alignTo(Cursor, Align);
-    Offsets.push_back(Cursor);
-    appendLE<uint64_t>(Out, Cursor);
-    appendLE<uint64_t>(Out, E.Size);
-    appendLE<uint64_t>(Out, E.Id.size());
-    Out.insert(Out.end(), E.Id.begin(), E.Id.end());
-    Cursor += E.Size;
-  }
-  for (size_t I = 0; I < Entries.size(); ++I) {
-    if (Out.size() < Offsets[I])
-      Out.resize(Offsets[I], 0);
-    if (Entries[I].Size)
-      Out.insert(Out.end(), Entries[I].Data, Entries[I].Data + Entries[I].Size);
-  }
-  return Out;
 }
 
 Status kpack::parseBundleEntryId(const std::string &Id, BundleEntry &Out) {

@@ -15,40 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(_WIN32)
-#if defined(KPACK_BUILDING_LIBRARY) && defined(KPACK_SHARED)
-#define KPACK_API __declspec(dllexport)
-#elif defined(KPACK_SHARED)
-#define KPACK_API __declspec(dllimport)
-#else
-#define KPACK_API
-#endif
-#else
-#define KPACK_API __attribute__((visibility("default")))
-#endif
+#include "rocm_kpack/kpack_export.h"
+#include "rocm_kpack/kpack_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Error codes: values are part of the ABI and equal upstream's. */
-typedef enum {
-  KPACK_SUCCESS = 0,
-  KPACK_ERROR_INVALID_ARGUMENT = 1,
-  KPACK_ERROR_FILE_NOT_FOUND = 2,
-  KPACK_ERROR_INVALID_FORMAT = 3,
-  KPACK_ERROR_UNSUPPORTED_VERSION = 4,
-  KPACK_ERROR_KERNEL_NOT_FOUND = 5,
-  KPACK_ERROR_DECOMPRESSION_FAILED = 6,
-  KPACK_ERROR_OUT_OF_MEMORY = 7,
-  KPACK_ERROR_NOT_IMPLEMENTED = 8,
-  KPACK_ERROR_IO_ERROR = 9,
-  KPACK_ERROR_MSGPACK_PARSE_FAILED = 10,
-  KPACK_ERROR_PATH_DISCOVERY_FAILED = 11,
-  KPACK_ERROR_INVALID_METADATA = 12,
-  KPACK_ERROR_ARCHIVE_NOT_FOUND = 13,
-  KPACK_ERROR_ARCH_NOT_FOUND = 14
-} kpack_error_t;
+/* kpack_error_t, KPACK_MAGIC and the compression schemes: kpack_types.h. */
 
 /* Opaque handles. */
 typedef struct kpack_archive* kpack_archive_t;

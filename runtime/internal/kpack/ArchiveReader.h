@@ -3,7 +3,7 @@
 // Reads a .kpack archive (docs/FORMAT.md §1): opening reads and validates the
 // 16-byte header and the msgpack TOC only; reading an entry reads just that
 // entry's bytes (one blob or one zstd frame). Safe on malformed input: every
-// failure is an ApiError, never an exception, abort or out-of-bounds read.
+// failure is an Status, never an exception, abort or out-of-bounds read.
 //
 // Thread safety: all const member functions may run concurrently; reads and
 // decompression of different (or the same) entries proceed in parallel.
@@ -12,7 +12,7 @@
 #ifndef KPACK_RUNTIME_ARCHIVEREADER_H
 #define KPACK_RUNTIME_ARCHIVEREADER_H
 
-#include "kpack/ApiError.h"
+#include "kpack/Error.h"
 
 #include <cstdint>
 #include <functional>
@@ -45,10 +45,10 @@ public:
     uint64_t DataOffset = 0;
   };
 
-  static ApiError open(const std::string &Path,
+  static Status open(const std::string &Path,
                        std::unique_ptr<ArchiveReader> &Out);
   /// Opens an archive held in memory (copied); used by fuzzers and tests.
-  static ApiError openBytes(const void *Data, size_t Size,
+  static Status openBytes(const void *Data, size_t Size,
                             std::unique_ptr<ArchiveReader> &Out);
   ~ArchiveReader();
 
@@ -69,14 +69,14 @@ public:
 
   /// The stored size of E's data; for zstd archives without the frame
   /// extension this walks the frame-size chain once (cached).
-  ApiError compressedSize(const Entry &E, uint64_t &Size) const;
+  Status compressedSize(const Entry &E, uint64_t &Size) const;
 
   /// Reads and decompresses E. Allocate(n) must return a buffer of n bytes
   /// (or null on exhaustion); it is called once, after E's data was read and
   /// validated, with n == E.OriginalSize.
-  ApiError read(const Entry &E,
+  Status read(const Entry &E,
                 const std::function<void *(size_t)> &Allocate) const;
-  ApiError read(const Entry &E, std::vector<uint8_t> &Out) const;
+  Status read(const Entry &E, std::vector<uint8_t> &Out) const;
 
 private:
   struct FrameLocation {
@@ -88,11 +88,11 @@ private:
   struct DecoderPool;
 
   ArchiveReader();
-  ApiError parse();
-  ApiError parseToc(const char *Data, size_t Size);
-  ApiError locateFrame(const Entry &E, FrameLocation &Loc) const;
-  ApiError walkFrameChain() const;
-  ApiError decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
+  Status parse();
+  Status parseToc(const char *Data, size_t Size);
+  Status locateFrame(const Entry &E, FrameLocation &Loc) const;
+  Status walkFrameChain() const;
+  Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
                            const std::function<void *(size_t)> &Allocate) const;
 
   std::unique_ptr<ByteSource> Source;

@@ -1,16 +1,19 @@
 //===- kpack/LoaderCache.h - HIPK code-object loader ------------*- C++ -*-===//
 //
-// What kpack_load_code_object does for CLR (docs/FORMAT.md §3.2, §3.3): parse
-// the HIPK metadata, expand and resolve the search paths, open archives lazily
-// (each canonical path once, failures cached too) and return the code object
-// for the first requested architecture that an archive provides.
+// What kpack_load_code_object does for CLR (docs/FORMAT.md §1.4, §3.2, §3.3):
+// for each requested target ID in order, each of its feature subsets (most
+// specific first), each search path: the archive there (opened lazily, each
+// canonical path once, failures cached too) is asked for the code object if
+// its gfx_arches lists the candidate; an archive without the key does not
+// end the search.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_RUNTIME_LOADERCACHE_H
 #define KPACK_RUNTIME_LOADERCACHE_H
 
-#include "kpack/ApiError.h"
-#include "kpack/HipkReference.h"
+#include "kpack/Error.h"
+#include "kpack/Metadata.h"
+#include "kpack/SearchPaths.h"
 
 #include <atomic>
 #include <cstdint>
@@ -26,20 +29,6 @@ namespace kpack {
 
 class ArchiveReader;
 
-/// Drops the "amdgcn-amd-amdhsa--" prefix of a target ID, if present.
-std::string_view stripTargetTriple(std::string_view Arch);
-
-/// The environment, read once when a cache is created.
-struct LoaderConfig {
-  std::vector<std::string> PathOverride; // ROCM_KPACK_PATH
-  std::vector<std::string> PathPrefix;   // ROCM_KPACK_PATH_PREFIX
-  std::vector<std::string> ArchOverride; // ROCM_KPACK_ARCH_OVERRIDE
-  bool Disabled = false;                 // ROCM_KPACK_DISABLE
-  bool Debug = false;                    // ROCM_KPACK_DEBUG
-
-  static LoaderConfig fromEnvironment();
-};
-
 /// Counters for tests and diagnostics.
 struct LoaderStats {
   uint64_t PathLookups = 0;  // filesystem probes (realpath) of search paths
@@ -49,25 +38,31 @@ struct LoaderStats {
 
 class LoaderCache {
 public:
-  explicit LoaderCache(LoaderConfig Config);
+  explicit LoaderCache(KpackEnvironment Env);
   ~LoaderCache();
 
-  const LoaderConfig &config() const { return Config; }
+  const KpackEnvironment &environment() const { return Env; }
   LoaderStats stats() const;
 
-  /// Loads "<KernelName>#<CoIndex>" into a malloc'ed buffer.
-  ApiError loadCodeObject(const HipkReference &Ref, std::string_view BinaryPath,
-                          uint32_t CoIndex,
-                          const std::vector<std::string> &Arches, void *&Data,
-                          size_t &Size);
+  /// Loads "<KernelName>#<CoIndex>" into a malloc'ed buffer. Arches is the
+  /// caller's list in priority order (replaced by ROCM_KPACK_ARCH_OVERRIDE
+  /// when set). Errors: KPACK_ERROR_INVALID_ARGUMENT for an empty list;
+  /// KERNEL_NOT_FOUND if an archive listed a candidate but lacked the key,
+  /// else ARCH_NOT_FOUND if archives opened but listed no candidate, else
+  /// ARCHIVE_NOT_FOUND; a read or decompression failure as it is.
+  Status loadCodeObject(const KpackMetadata &Ref, std::string_view BinaryPath,
+                        uint32_t CoIndex, const std::vector<std::string> &Arches,
+                        void *&Data, size_t &Size);
+
+  /// Reports to stderr under ROCM_KPACK_DEBUG.
+  void debug(const char *Format, ...) const
+      __attribute__((format(printf, 2, 3)));
 
 private:
   struct Slot;
   std::shared_ptr<Slot> archiveFor(const std::string &Path);
-  void debug(const char *Format, ...) const
-      __attribute__((format(printf, 2, 3)));
 
-  LoaderConfig Config;
+  KpackEnvironment Env;
   mutable std::mutex Mutex;
   std::map<std::string, std::shared_ptr<Slot>> ByRequestedPath;
   std::map<std::string, std::shared_ptr<Slot>> ByCanonicalPath;
@@ -78,8 +73,8 @@ private:
 
 /// kpack_discover_binary_path: the file mapped at Address per /proc/self/maps
 /// and the file offset that Address corresponds to.
-ApiError discoverBinaryPath(const void *Address, std::string &Path,
-                            uint64_t &Offset);
+Status discoverBinaryPath(const void *Address, std::string &Path,
+                          uint64_t &Offset);
 
 } // namespace kpack
 

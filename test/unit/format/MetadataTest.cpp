@@ -47,7 +47,7 @@ TEST(MetadataTest, RoundTripsWithTrailingBytes) {
   B.resize(B.size() + 50, 0xcc); // whatever follows in the host binary
   KpackMetadata Out;
   size_t Consumed = 0;
-  ASSERT_FALSE(decodeKpackMetadata(B.data(), B.size(), Out, &Consumed));
+  ASSERT_FALSE(decodeKpackMetadata(B.data(), B.size(), Out, MetadataMode::Strict, &Consumed));
   EXPECT_EQ(Consumed, Encoded);
   EXPECT_EQ(Out.KernelName, In.KernelName);
   EXPECT_EQ(Out.SearchPaths, In.SearchPaths);

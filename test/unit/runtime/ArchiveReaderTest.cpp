@@ -178,7 +178,7 @@ TEST_P(RoundTrip, EveryEntryReadsBackExactly) {
     const ArchiveReader::Entry *E = R->find(It->Key, It->Arch);
     ASSERT_NE(E, nullptr) << It->Key << " " << It->Arch;
     std::vector<uint8_t> Out;
-    kpack::ApiError Err = R->read(*E, Out);
+    kpack::Status Err = R->read(*E, Out);
     ASSERT_FALSE(Err) << Err.message();
     EXPECT_EQ(Out, It->Data) << It->Key << " " << It->Arch;
   }

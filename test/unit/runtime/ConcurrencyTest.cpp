@@ -120,7 +120,7 @@ TEST(Concurrency, TwoReadsAreInFlightAtOnce) {
   std::atomic<int> SawPartner{0};
   auto Reader = [&](int I) {
     std::vector<uint8_t> Out;
-    kpack::ApiError Err = R->read(R->entries()[I], [&](size_t N) -> void * {
+    kpack::Status Err = R->read(R->entries()[I], [&](size_t N) -> void * {
       std::unique_lock<std::mutex> Lock(M);
       ++Arrived;
       CV.notify_all();

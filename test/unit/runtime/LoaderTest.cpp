@@ -13,7 +13,7 @@
 
 using namespace kpack_test;
 using kpack::LoaderCache;
-using kpack::LoaderConfig;
+using kpack::KpackEnvironment;
 
 namespace {
 
@@ -93,16 +93,39 @@ TEST_F(LoaderTest, FallsBackToLaterArch) {
   EXPECT_EQ(Out, str(content("gfx1100", 0)));
 }
 
-TEST_F(LoaderTest, ArchNotFoundWhenArchivesLackTheKey) {
+TEST_F(LoaderTest, ArchNotFoundWhenNoArchiveListsTheArch) {
   Bytes Meta = hipkMetadata("lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"});
   std::string Out;
   EXPECT_EQ(load({"gfx1101"}, 0, Out, &Meta), KPACK_ERROR_ARCH_NOT_FOUND);
-  EXPECT_EQ(load({"gfx1100"}, 5, Out, &Meta), KPACK_ERROR_ARCH_NOT_FOUND);
 }
 
-TEST_F(LoaderTest, EmptyArchListIsArchNotFound) {
+TEST_F(LoaderTest, KernelNotFoundWhenListedArchLacksTheKey) {
+  Bytes Meta = hipkMetadata("lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"});
   std::string Out;
-  EXPECT_EQ(load({}, 0, Out), KPACK_ERROR_ARCH_NOT_FOUND);
+  EXPECT_EQ(load({"gfx1100"}, 5, Out, &Meta), KPACK_ERROR_KERNEL_NOT_FOUND);
+  // Also when another requested arch is not listed at all.
+  EXPECT_EQ(load({"gfx1101", "gfx1100"}, 5, Out, &Meta),
+            KPACK_ERROR_KERNEL_NOT_FOUND);
+}
+
+TEST_F(LoaderTest, EmptyOrNullArchListIsInvalidArgument) {
+  std::string Out;
+  EXPECT_EQ(load({}, 0, Out), KPACK_ERROR_INVALID_ARGUMENT);
+  kpack_cache_t Cache = nullptr;
+  ASSERT_EQ(kpack_cache_create(&Cache), KPACK_SUCCESS);
+  const char *Arch = "gfx1100";
+  void *Data = nullptr;
+  size_t Size = 0;
+  EXPECT_EQ(kpack_load_code_object(Cache, Metadata.data(), Binary.c_str(), 0,
+                                   nullptr, 0, &Data, &Size),
+            KPACK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kpack_load_code_object(Cache, Metadata.data(), Binary.c_str(), 0,
+                                   &Arch, 0, &Data, &Size),
+            KPACK_ERROR_INVALID_ARGUMENT);
+  // Even with ROCM_KPACK_ARCH_OVERRIDE, as upstream checks arguments first.
+  kpack_cache_destroy(Cache);
+  setenv("ROCM_KPACK_ARCH_OVERRIDE", "gfx1100", 1);
+  EXPECT_EQ(load({}, 0, Out), KPACK_ERROR_INVALID_ARGUMENT);
 }
 
 TEST_F(LoaderTest, ArchiveNotFoundWhenNothingOpens) {
@@ -152,9 +175,9 @@ TEST_F(LoaderTest, OpensEachPathOnceIncludingFailures) {
                             {"../missing/foo_@GFXARCH@.kpack",
                              "../.kpack/foo_@GFXARCH@.kpack",
                              "../.kpack/../.kpack/foo_@GFXARCH@.kpack"});
-  kpack::HipkReference Ref;
-  ASSERT_FALSE(kpack::parseHipkReference(Meta.data(), Meta.size(), Ref));
-  LoaderCache Cache{LoaderConfig()};
+  kpack::KpackMetadata Ref;
+  ASSERT_FALSE(kpack::decodeKpackMetadata(Meta.data(), Meta.size(), Ref, kpack::MetadataMode::Loader));
+  LoaderCache Cache{KpackEnvironment()};
   std::vector<std::string> Arches = {"gfx942", "gfx1101"};
   for (int Registration = 0; Registration < 5; ++Registration) {
     void *Data = nullptr;
@@ -172,11 +195,11 @@ TEST_F(LoaderTest, OpensEachPathOnceIncludingFailures) {
 }
 
 TEST_F(LoaderTest, TwoSpellingsShareOneArchive) {
-  kpack::HipkReference Ref{"lib/libfoo.so",
+  kpack::KpackMetadata Ref{"lib/libfoo.so",
                            {"../.kpack/../.kpack/foo_gfx1100.kpack"}};
-  kpack::HipkReference Other{"lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"}};
-  LoaderCache Cache{LoaderConfig()};
-  for (const kpack::HipkReference *R : {&Ref, &Other}) {
+  kpack::KpackMetadata Other{"lib/libfoo.so", {"../.kpack/foo_gfx1100.kpack"}};
+  LoaderCache Cache{KpackEnvironment()};
+  for (const kpack::KpackMetadata *R : {&Ref, &Other}) {
     void *Data = nullptr;
     size_t Size = 0;
     ASSERT_FALSE(Cache.loadCodeObject(*R, Binary, 0, {"gfx1100"}, Data, Size));
@@ -188,6 +211,7 @@ TEST_F(LoaderTest, TwoSpellingsShareOneArchive) {
 
 TEST_F(LoaderTest, EnvPathReplacesEmbeddedPaths) {
   ArchiveSpec Spec;
+  Spec.Arches = {"gfx1100"};
   Spec.Entries = {{"lib/libfoo.so#0", "gfx1100", payload("from-env", 64)}};
   std::string Path = Dir.write("env/override.kpack", buildArchive(Spec));
   setenv("ROCM_KPACK_PATH", ("/nonexistent.kpack:" + Path).c_str(), 1);
@@ -247,15 +271,19 @@ TEST_F(LoaderTest, EnvDebugLogsPathsTargetsAndOfferedArches) {
   std::string Log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(Log.find("kpack: requested targets: gfx1101\n"), std::string::npos)
       << Log;
+  EXPECT_NE(Log.find("kpack: target gfx1101: candidates gfx1101\n"),
+            std::string::npos)
+      << Log;
   EXPECT_NE(Log.find("foo_gfx1100.kpack: offers gfx1100\n"), std::string::npos)
       << Log;
-  EXPECT_NE(Log.find("foo_gfx1100.kpack: no 'lib/libfoo.so#0' for gfx1101; "
+  EXPECT_NE(Log.find("foo_gfx1100.kpack: does not list gfx1101; "
                      "archive offers: gfx1100"),
             std::string::npos)
       << Log;
   EXPECT_NE(Log.find("none_gfx1101.kpack: not usable"), std::string::npos)
       << Log;
-  EXPECT_NE(Log.find("kpack: failed: no archive has"), std::string::npos)
+  EXPECT_NE(Log.find("kpack: failed: no archive lists a requested target"),
+            std::string::npos)
       << Log;
 }
 

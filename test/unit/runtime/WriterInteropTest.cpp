@@ -50,7 +50,7 @@ TEST_P(WriterInterop, ReaderLoadsEveryEntry) {
   ASSERT_TRUE(S.isOk()) << S.message();
 
   std::unique_ptr<kpack::ArchiveReader> R;
-  kpack::ApiError Err = kpack::ArchiveReader::open(Path, R);
+  kpack::Status Err = kpack::ArchiveReader::open(Path, R);
   ASSERT_FALSE(Err) << Err.message();
   EXPECT_EQ(R->groupName(), "interop");
   EXPECT_EQ(R->gfxArches(), (std::vector<std::string>{"gfx1100", "gfx1101"}));

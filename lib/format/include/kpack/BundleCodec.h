@@ -1,13 +1,15 @@
 //===- kpack/BundleCodec.h - Clang offload bundles (FORMAT.md §2) -*- C++ -*-===//
 //
 // The one offload-bundle codec of the project: reads uncompressed bundles and
-// CCOB v1/v2/v3 (zlib and zstd), splits a .hip_fatbin section holding several
-// bundles, and writes uncompressed bundles. No LLVM dependency.
+// CCOB v1/v2/v3 (zlib and zstd) and splits a .hip_fatbin section holding
+// several bundles. Writing uncompressed bundles is core's (kpack/BundleWriter.h,
+// included here). No LLVM dependency.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_BUNDLECODEC_H
 #define KPACK_BUNDLECODEC_H
 
+#include "kpack/BundleWriter.h"
 #include "kpack/Error.h"
 
 #include <cstddef>
@@ -79,18 +81,6 @@ Status scanBundleSection(const uint8_t *Bytes, size_t Size,
 /// each result.
 Status decodeBundleSection(const uint8_t *Bytes, size_t Size,
                            std::vector<Bundle> &Out, uint64_t Align = 4096);
-
-/// Input to encodeBundle.
-struct BundleInput {
-  std::string Id;
-  const uint8_t *Data = nullptr;
-  size_t Size = 0;
-};
-
-/// Writes an uncompressed bundle, payloads aligned to Align from bundle start
-/// (clang uses 4096), entries in the given order. Deterministic.
-std::vector<uint8_t> encodeBundle(const std::vector<BundleInput> &Entries,
-                                  uint64_t Align = 4096);
 
 /// Splits "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+" into kind/triple/target.
 Status parseBundleEntryId(const std::string &Id, BundleEntry &Out);

@@ -1,7 +1,6 @@
 //===- AgentTargets.cpp - Target IDs of the GPUs present ------------------===//
 
 #include "AgentTargets.h"
-#include "kpack/TargetIdList.h"
 
 #include <algorithm>
 #include <cstdlib>

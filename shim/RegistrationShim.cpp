@@ -19,8 +19,12 @@
 
 #include "AgentTargets.h"
 #include "ArchiveSearch.h"
-#include "kpack/BundleCodec.h"
+#include "CodeObjectTarget.h"
+#include "kpack/BundleWriter.h"
+#include "kpack/ReadableMemory.h"
+#include "kpack/SearchPaths.h"
 #include "kpack/TargetId.h"
+#include "kpack/Wrapper.h"
 #include "rocm_kpack/kpack.h"
 
 #include <dlfcn.h>
@@ -43,28 +47,8 @@ using namespace kpack;
 
 namespace {
 
-constexpr uint32_t HipfMagic = 0x48495046; // "HIPF"
-constexpr uint32_t HipkMagic = 0x4B504948; // "HIPK"
-constexpr const char *DeviceEntryPrefix = "hipv4-amdgcn-amd-amdhsa--";
-// clang's host entry: empty payload, present in every bundle it writes.
-constexpr const char *HostEntryId = "host-x86_64-unknown-linux-gnu-";
-
-/// __CudaFatBinaryWrapper (docs/FORMAT.md §3.1).
-struct FatbinWrapper {
-  uint32_t Magic;
-  uint32_t Version;
-  const void *Binary;
-  uint64_t Reserved1;
-};
-static_assert(sizeof(FatbinWrapper) == 24, "wrapper layout");
-
 using RegisterFn = void **(*)(const void *);
 using UnregisterFn = void (*)(void **);
-
-bool envFlag(const char *Name) {
-  const char *V = std::getenv(Name);
-  return V && *V && *V != '0';
-}
 
 void report(const char *Kind, const char *Format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -189,22 +173,45 @@ bool isNotOffered(kpack_error_t E) {
          E == KPACK_ERROR_KERNEL_NOT_FOUND || E == KPACK_ERROR_FILE_NOT_FOUND;
 }
 
-/// Loads, for Agent, the first candidate target an archive offers. One call
-/// per candidate, so that the bundle entry names the target actually found.
+/// What the shim asks librocm_kpack for, in order, as CLR does: the agent's
+/// full target ID, then its generic processor with the features that one
+/// takes. The library tries every feature subset of each
+/// (candidateTargetIds lists the same expansion).
+std::vector<TargetId> requestsFor(const TargetId &Agent) {
+  std::vector<TargetId> Requests = {Agent};
+  const std::string Generic = genericProcessorFor(Agent.Processor);
+  if (!Generic.empty()) {
+    TargetId G = Agent;
+    G.Processor = Generic;
+    std::optional<ProcessorFeatures> F = supportedFeatures(Generic);
+    if (!F || !F->Sramecc)
+      G.Sramecc = FeatureState::Any;
+    if (!F || !F->Xnack)
+      G.Xnack = FeatureState::Any;
+    Requests.push_back(G);
+  }
+  return Requests;
+}
+
+/// Loads, for Agent, the code object of the first request an archive
+/// offers; the bundle entry is labelled with the target ID the code object
+/// was built for, since the library may have found a feature subset.
 kpack_error_t loadForAgent(kpack_cache_t Cache, const FatbinWrapper &W,
                            const std::string &BinaryPath, const TargetId &Agent,
                            Loaded &Out) {
   kpack_error_t Last = KPACK_ERROR_ARCH_NOT_FOUND;
-  for (const std::string &Candidate : candidateTargetIds(Agent)) {
-    const char *Arch = Candidate.c_str();
+  for (const TargetId &Request : requestsFor(Agent)) {
+    const std::string Text = Request.str();
+    const char *Arch = Text.c_str();
     Last = kpack_load_code_object(Cache, W.Binary, BinaryPath.c_str(),
-                                  static_cast<uint32_t>(W.Reserved1), &Arch, 1,
-                                  &Out.Data, &Out.Size);
+                                  hipkCodeObjectIndex(W), &Arch, 1, &Out.Data,
+                                  &Out.Size);
     if (Last == KPACK_SUCCESS) {
-      Out.Target = Candidate;
+      Out.Target = shim::codeObjectTargetId(Out.Data, Out.Size,
+                                            Request.Processor, Text);
       return Last;
     }
-    // Anything but "not offered" will not improve with the next candidate.
+    // Anything but "not offered" will not improve with the next request.
     if (!isNotOffered(Last))
       return Last;
   }
@@ -262,12 +269,22 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   else
     SHIM_ERROR("cannot find the file that holds the HIPK wrapper at %p",
                static_cast<const void *>(&W));
-  uint32_t CoIndex = static_cast<uint32_t>(W.Reserved1);
+  uint32_t CoIndex = hipkCodeObjectIndex(W);
 
   std::vector<Loaded> Objects;
   std::vector<TargetId> Missing;
   kpack_error_t HardError = KPACK_SUCCESS;
-  for (const TargetId &Agent : L.Agents) {
+  // A corrupt wrapper (e.g. a bad relocation addend) must not make the loader
+  // read through a wild pointer: the metadata has to lie in readable memory.
+  const bool MetadataReadable = readableBytesAt(W.Binary, 1) != 0;
+  if (!MetadataReadable) {
+    SHIM_ERROR("HIPK wrapper in '%s' (code object #%u) points at %p, which "
+               "is not readable memory; no code object loaded",
+               BinaryPath.empty() ? "(unknown binary)" : BinaryPath.c_str(),
+               CoIndex, W.Binary);
+  }
+  for (const TargetId &Agent : MetadataReadable ? L.Agents
+                                                : std::vector<TargetId>()) {
     Loaded Obj;
     kpack_error_t E = L.Cache ? loadForAgent(L.Cache, W, BinaryPath, Agent, Obj)
                               : KPACK_ERROR_OUT_OF_MEMORY;
@@ -295,7 +312,7 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   std::vector<BundleInput> Entries;
   Entries.push_back({HostEntryId, nullptr, 0});
   for (const Loaded &O : Objects)
-    Entries.push_back({DeviceEntryPrefix + O.Target,
+    Entries.push_back({HipDeviceEntryPrefix + O.Target,
                        static_cast<const uint8_t *>(O.Data), O.Size});
 
   auto S = std::make_unique<Substitute>();
@@ -303,7 +320,7 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   for (const Loaded &O : Objects)
     kpack_free_code_object(O.Data);
   S->Wrapper.Magic = HipfMagic;
-  S->Wrapper.Version = 1;
+  S->Wrapper.Version = WrapperVersion;
   S->Wrapper.Binary = S->Bundle.data();
   S->Wrapper.Reserved1 = 0;
 
@@ -327,8 +344,10 @@ __hipRegisterFatBinary(const void *Data) {
                "found (load libamdhip64 after librocm_kpack_hip)");
     return nullptr;
   }
+  // Anything but a readable HIPK wrapper goes to the runtime untouched.
   const auto *W = static_cast<const FatbinWrapper *>(Data);
-  if (!W || W->Magic != HipkMagic || W->Version != 1)
+  if (!W || !isReadable(W, sizeof(FatbinWrapper)) || W->Magic != HipkMagic ||
+      W->Version != WrapperVersion)
     return Real.Register(Data);
 
   std::unique_ptr<Substitute> S = substituteFor(*W);

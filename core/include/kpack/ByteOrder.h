@@ -1,11 +1,11 @@
-//===- ByteOrder.h - Little-endian field access (internal) ------*- C++ -*-===//
+//===- ByteOrder.h - Little-endian field access (core) ------*- C++ -*-===//
 //
 // Every on-disk integer in the kpack formats is little-endian; these helpers
 // read and append them without alignment assumptions.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_FORMAT_BYTEORDER_H
-#define KPACK_FORMAT_BYTEORDER_H
+#ifndef KPACK_BYTEORDER_H
+#define KPACK_BYTEORDER_H
 
 #include <cstddef>
 #include <cstdint>

@@ -20,7 +20,7 @@ namespace shim {
 
 /// E.g. "'/opt/app/app.kpack' (offers gfx1100, gfx942:sramecc+:xnack-);
 /// not found: '/opt/app/app_gfx90a.kpack'". Metadata is the HIPK wrapper's
-/// binary pointer, already validated by the loader.
+/// binary pointer, read as the loader reads it (bounded by readable memory).
 std::string describeArchiveSearch(const void *Metadata,
                                   const std::string &BinaryPath,
                                   const std::vector<TargetId> &Agents);

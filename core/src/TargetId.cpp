@@ -11,13 +11,12 @@
 #include "kpack/TargetId.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 namespace kpack {
 
 namespace {
-
-constexpr const char TriplePrefix[] = "amdgcn-amd-amdhsa--";
 
 // What LLVM 22 says about one processor: the target features clang accepts
 // in its target IDs and the generic processor whose code runs on it. Checked
@@ -117,24 +116,17 @@ void appendFeature(std::string &Out, const char *Name, FeatureState State) {
   Out += State == FeatureState::On ? '+' : '-';
 }
 
-// Appends Processor's candidates, most specific first: both features as
-// given, then features dropped from the right (sramecc kept, xnack dropped),
-// then the other combination, then none. Features already "any" make some of
-// these equal; each target ID appears once.
+// Appends the loader's feature subsets of Processor with the given features
+// (featureSubsets), each target ID once.
 void appendCandidates(const std::string &Processor, FeatureState Sramecc,
                       FeatureState Xnack, std::vector<std::string> &Out) {
-  const FeatureState Any = FeatureState::Any;
-  const std::pair<FeatureState, FeatureState> Subsets[] = {
-      {Sramecc, Xnack}, {Sramecc, Any}, {Any, Xnack}, {Any, Any}};
-  for (const auto &[S, X] : Subsets) {
-    TargetId Id;
-    Id.Processor = Processor;
-    Id.Sramecc = S;
-    Id.Xnack = X;
-    std::string Text = Id.str();
+  TargetId Id;
+  Id.Processor = Processor;
+  Id.Sramecc = Sramecc;
+  Id.Xnack = Xnack;
+  for (std::string &Text : featureSubsets(Id.str()))
     if (std::find(Out.begin(), Out.end(), Text) == Out.end())
       Out.push_back(std::move(Text));
-  }
 }
 
 } // namespace
@@ -147,10 +139,7 @@ std::string TargetId::str() const {
 }
 
 std::optional<TargetId> parseTargetId(const std::string &Text) {
-  std::string Rest = Text;
-  const size_t PrefixLen = sizeof(TriplePrefix) - 1;
-  if (Rest.compare(0, PrefixLen, TriplePrefix) == 0)
-    Rest.erase(0, PrefixLen);
+  std::string Rest(stripTargetTriple(Text));
 
   TargetId Id;
   size_t Colon = Rest.find(':');
@@ -250,6 +239,65 @@ int selectTargetId(const std::vector<std::string> &Offered,
       if (Canonical[I] == Candidate)
         return static_cast<int>(I);
   return -1;
+}
+
+std::string_view stripTargetTriple(std::string_view Arch) {
+  if (Arch.substr(0, TargetTriplePrefix.size()) == TargetTriplePrefix)
+    Arch.remove_prefix(TargetTriplePrefix.size());
+  return Arch;
+}
+
+std::vector<std::string> featureSubsets(std::string_view Arch) {
+  Arch = stripTargetTriple(Arch);
+  std::vector<std::string_view> Parts;
+  size_t Start = 0;
+  for (size_t I = 0; I <= Arch.size(); ++I)
+    if (I == Arch.size() || Arch[I] == ':') {
+      Parts.push_back(Arch.substr(Start, I - Start));
+      Start = I + 1;
+    }
+  const std::string_view Processor = Parts.front();
+  const size_t N = Parts.size() - 1;
+  if (N == 0 || N > MaxSubsetFeatures)
+    return {std::string(Arch)};
+  std::vector<std::string> Out;
+  Out.reserve(size_t(1) << N);
+  for (uint32_t Mask = (uint32_t(1) << N); Mask-- > 0;) {
+    std::string Candidate(Processor);
+    for (size_t F = 0; F < N; ++F)
+      if (Mask & (uint32_t(1) << (N - 1 - F)))
+        Candidate.append(":").append(Parts[F + 1]);
+    if (std::find(Out.begin(), Out.end(), Candidate) == Out.end())
+      Out.push_back(std::move(Candidate));
+  }
+  return Out;
+}
+
+bool splitTargetIdList(std::string_view Text, std::vector<std::string> &Out) {
+  Out.clear();
+  size_t Start = 0;
+  for (size_t I = 0; I <= Text.size(); ++I) {
+    if (I != Text.size() && Text[I] != ',' && Text[I] != ':')
+      continue;
+    std::string_view Token = Text.substr(Start, I - Start);
+    Start = I + 1;
+    while (!Token.empty() && (Token.front() == ' ' || Token.front() == '\t'))
+      Token.remove_prefix(1);
+    while (!Token.empty() && (Token.back() == ' ' || Token.back() == '\t'))
+      Token.remove_suffix(1);
+    if (Token.empty())
+      continue;
+    // The triple prefix "amdgcn-amd-amdhsa--" holds no separator.
+    bool StartsId =
+        Token.substr(0, 3) == "gfx" || Token.substr(0, 7) == "amdgcn-";
+    if (StartsId)
+      Out.emplace_back(Token);
+    else if (Out.empty())
+      return false;
+    else
+      Out.back().append(":").append(Token);
+  }
+  return true;
 }
 
 } // namespace kpack

@@ -2,8 +2,8 @@
 //
 // Clang target IDs ("gfx942:sramecc+:xnack-", "gfx11-generic") and the rules
 // that pick a code object for a GPU agent. The one place for architecture
-// selection: the stand-in HIP runtime, the registration shim, the CLR patch
-// and the kpack CLI all use it. No LLVM dependency.
+// selection: the loader, the registration shim, the CLR patch and the kpack
+// CLI all use it. No LLVM dependency.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_TARGETID_H
@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kpack {
@@ -70,6 +71,32 @@ std::vector<std::string> candidateTargetIds(const TargetId &Agent,
 /// Offered, or -1.
 int selectTargetId(const std::vector<std::string> &Offered,
                    const TargetId &Agent);
+
+/// The target-ID triple prefix CLR puts in front of ISA names.
+constexpr std::string_view TargetTriplePrefix = "amdgcn-amd-amdhsa--";
+
+/// Drops a leading "amdgcn-amd-amdhsa--", if present.
+std::string_view stripTargetTriple(std::string_view Arch);
+
+/// What kpack_load_code_object tries for one entry of the caller's arch list
+/// (docs/FORMAT.md §1.4, upstream's rule): the triple prefix stripped, then
+/// every subset of the entry's features as written, most specific first, by
+/// walking the power set from mask 2^n-1 down to 0 with the first feature as
+/// the most significant bit: "gfx942:sramecc+:xnack-" -> gfx942:sramecc+:xnack-,
+/// gfx942:sramecc+, gfx942:xnack-, gfx942. Purely textual: no generic
+/// processor is derived (the caller lists those) and features are neither
+/// validated nor reordered. An entry with more than MaxSubsetFeatures
+/// features yields itself only.
+constexpr unsigned MaxSubsetFeatures = 8;
+std::vector<std::string> featureSubsets(std::string_view Arch);
+
+/// Splits a list of target IDs separated by ',' or ':' (what
+/// ROCM_KPACK_ARCH_OVERRIDE holds). Since ':' also separates a target ID's
+/// features, a token that does not start a processor ("gfx...", or a triple
+/// "amdgcn-...") is a feature of the previous ID: "gfx942:sramecc+:xnack-,
+/// gfx1100" is two IDs. Returns false (Out unspecified) when a feature comes
+/// before any processor.
+bool splitTargetIdList(std::string_view Text, std::vector<std::string> &Out);
 
 } // namespace kpack
 
