@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 if ! bash scripts/install-deps.sh; then echo "total: 0 passed, 1 failed, 0 skipped"; exit 1; fi
 
-passed=0; failed=0; skipped=0
+passed=0; failed=0; skipped=0; start=$SECONDS
 count_ctest() { # $1 = log
   local line total f s
   line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -1)
@@ -33,7 +33,7 @@ count_lit() { # $1 = log
   passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + u))
   grep -q 'Total Discovered Tests' "$1" || { echo "error: no lit summary in $1"; failed=$((failed + 1)); }
 }
-step() { echo; echo "=== $* ==="; }
+step() { echo; echo "=== $* (at $((SECONDS - start)) s) ==="; }
 # build <dir> <cmake args>...: counts a failed build as one failure.
 build() {
   local dir=$1; shift
@@ -41,7 +41,6 @@ build() {
   echo "error: build of $dir failed"; failed=$((failed + 1)); return 1
 }
 LOGS=$ROOT/build/test-logs; mkdir -p "$LOGS"
-start=$SECONDS
 
 step "build (clang-22, RelWithDebInfo, -Werror)"
 if build build; then
