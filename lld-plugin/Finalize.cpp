@@ -62,7 +62,7 @@ Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan) {
   KpackMetadata Meta{Plan.KernelName, Plan.SearchPaths};
   std::vector<uint8_t> Bytes;
   if (Error E = toError(encodeKpackMetadata(Meta, Bytes)))
-    return std::move(E);
+    return E;
   return Bytes;
 }
 

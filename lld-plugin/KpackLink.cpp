@@ -132,7 +132,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
     int RC = runLld(Linker.Args);
     if (RC == 0 && !Linker.Relocatable)
       if (Error E = checkNotKpackReady(Linker.Output, Before))
-        return std::move(E);
+        return E;
     return RC;
   }
 
@@ -160,13 +160,13 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
   if (Prepared->HasDeviceCode)
     if (Error E = addMetadataRoom(*Plan, *Temp, LldArgs))
-      return std::move(E);
+      return E;
   int RC = runLld(LldArgs);
   if (RC != 0)
     return RC;
   if (Error E = finalizeOutput(Linked, Linker.Output, Kpack, *Plan,
                                Prepared->Payloads))
-    return std::move(E);
+    return E;
   return 0;
 }
 

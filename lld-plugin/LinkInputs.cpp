@@ -190,7 +190,7 @@ Expected<Bytes> FilePreparer::processObject(MemoryBufferRef Buf) {
   }
   if (!ready::hasFatbinSection(**Obj)) {
     if (Error E = collectPayloads(**Obj, Buf.getBufferIdentifier()))
-      return std::move(E);
+      return E;
     return nullptr;
   }
   SmallVector<char, 0> Out;
@@ -203,8 +203,8 @@ Expected<Bytes> FilePreparer::processObject(MemoryBufferRef Buf) {
   if (!NewObj)
     return NewObj.takeError();
   if (Error E = collectPayloads(**NewObj, Buf.getBufferIdentifier()))
-    return std::move(E);
-  return std::move(Rewritten);
+    return E;
+  return Rewritten;
 }
 
 Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
@@ -219,7 +219,7 @@ Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
   });
   if (!Fat) {
     if (Error E = collectPayloads(**M, Origin))
-      return std::move(E);
+      return E;
     return nullptr;
   }
   // A fat host module compiled without the plugin: make it kpack-ready here.
@@ -237,7 +237,7 @@ Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
   if (!Converted)
     return createFileError(Origin, Converted.takeError());
   if (Error E = collectPayloads(**M, Origin))
-    return std::move(E);
+    return E;
   SmallVector<char, 0> Out;
   raw_svector_ostream OS(Out);
   WriteBitcodeToFile(**M, OS);
@@ -525,7 +525,7 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
   for (PreparedFile &P : Prepared) {
     for (const PreparedFile::Record &R : P.Records)
       if (Error E = Result.Payloads.add(R.Key, R.Bundle, R.Origin))
-        return std::move(E);
+        return E;
     for (Bytes &B : P.Keep)
       Result.Payloads.keepAlive(std::move(B));
     for (std::unique_ptr<Archive> &A : P.KeepArchives)

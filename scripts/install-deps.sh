@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs everything the build, the demo and the test suite need on Debian 12
-# (all from Debian's own archive). Idempotent; needs root (or sudo).
+# (all from Debian's own archive). Idempotent; needs root (or sudo). CMake
+# looks up every program and file the tests use and names the package here
+# that provides a missing one (cmake/KpackPrograms.cmake, docs/testing.md).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(
   cmake ninja-build pkg-config gcc g++ python3 python3-psutil
-  clang-22 clang-tools-22 lld-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
+  clang-22 clang-tools-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
   libzstd-dev zstd libmsgpack-cxx-dev zlib1g-dev libgtest-dev
-  binutils elfutils gdb time
+  binutils elfutils gdb diffutils time
   # Real ROCm fat binaries and HIP runtime used as test inputs.
-  librocrand1 librocsparse0 libamdhip64-dev rocm-device-libs
+  librocrand1 librocsparse0 libamdhip64-5 libamdhip64-dev rocm-device-libs
 )
 missing=()
 for p in "${PKGS[@]}"; do

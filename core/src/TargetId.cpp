@@ -55,8 +55,6 @@ const ProcessorInfo Processors[] = {
     {"gfx909",          "gfx9-generic",      false, true},
     {"gfx90a",          nullptr,             true,  true},
     {"gfx90c",          "gfx9-generic",      false, true},
-    {"gfx940",          "gfx9-4-generic",    true,  true},
-    {"gfx941",          "gfx9-4-generic",    true,  true},
     {"gfx942",          "gfx9-4-generic",    true,  true},
     {"gfx950",          "gfx9-4-generic",    true,  true},
     {"gfx1010",         "gfx10-1-generic",   false, true},

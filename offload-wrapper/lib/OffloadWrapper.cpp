@@ -30,7 +30,7 @@ wrapHIPBundle(LLVMContext &Ctx, ArrayRef<char> Bundle, const Triple &TT) {
   M->setTargetTriple(TT);
   if (Error E = offloading::wrapHIPBinary(*M, Bundle,
                                           offloading::getOffloadEntryArray(*M)))
-    return std::move(E);
+    return E;
   Expected<unsigned> Converted = ready::makeModuleKpackReady(*M);
   if (!Converted)
     return Converted.takeError();
@@ -43,7 +43,7 @@ wrapHIPBundle(LLVMContext &Ctx, ArrayRef<char> Bundle, const Triple &TT) {
   if (verifyModule(*M, &OS))
     return createStringError(inconvertibleErrorCode(),
                              "invalid registration module: " + Problems);
-  return std::move(M);
+  return M;
 }
 
 Error emitObjectFile(Module &M, raw_pwrite_stream &OS) {

@@ -1,6 +1,5 @@
 # lit configuration for the kpack toolchain.
 import os
-import shutil
 import lit.formats
 import lit.util
 
@@ -11,9 +10,49 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "README.md"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kpack_obj_root, "test", "lit")
 
-# Tools: ours first, then LLVM 22's (FileCheck, not, split-file, clang-offload-bundler, ...).
-path = os.path.pathsep.join([config.kpack_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
-config.environment["PATH"] = path
+# Every program a test runs is the build's own or was found by CMake at
+# configure time (cmake/KpackPrograms.cmake, docs/testing.md); a missing one
+# stops the run here, naming it, instead of skipping tests or resolving to
+# some other program on the host PATH.
+for name, (path, package) in sorted(config.kpack_programs.items()):
+    if not os.access(path, os.X_OK):
+        lit_config.fatal("required program '%s' not found at %s (Debian package %s): "
+                         "run scripts/install-deps.sh and reconfigure" % (name, path, package))
+for name, (path, package) in sorted(config.kpack_files.items()):
+    if not os.path.exists(path):
+        lit_config.fatal("required file %s not found (Debian package %s): "
+                         "run scripts/install-deps.sh" % (path, package))
+if not os.path.isdir(config.upstream_testdata):
+    lit_config.fatal("upstream's sample archives not found in %s: the tests need "
+                     "../shared beside the clone" % config.upstream_testdata)
+# The build's outputs the tests run or load (by these names on PATH, or by the
+# substitutions below).
+build_outputs = [os.path.join(config.kpack_tools_dir, t) for t in
+                 ["kpack", "kpack-convert", "kpack-ready", "kpack-offload-wrapper",
+                  "hipcc", "ld.kpack"]]
+build_outputs += [os.path.join(config.kpack_lib_dir, l) for l in
+                  ["librocm_kpack.so", "librocm_kpack_hip.so", "libhip_standin.so",
+                   "KpackPlugin.so", "hip-standin-as-amdhip64/libamdhip64.so.5"]]
+build_outputs.append(os.path.join(config.kpack_obj_root, "libexec", "kpack", "ld.lld"))
+for path in build_outputs:
+    if not os.path.exists(path):
+        lit_config.fatal("build output %s not found: build the whole project "
+                         "(scripts/build.sh) before running lit" % path)
+
+# PATH: the build's tools, LLVM 22's, a directory of links to the other
+# programs CMake found, then only the base system's /usr/bin and /bin
+# (coreutils, bash, sed, awk, grep); never the host's PATH.
+programs_dir = os.path.join(config.kpack_obj_root, "test", "lit", "kpack-programs")
+os.makedirs(programs_dir, exist_ok=True)
+for name, (path, _) in config.kpack_programs.items():
+    link = os.path.join(programs_dir, name)
+    if os.path.islink(link) and os.readlink(link) == path:
+        continue
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(path, link)
+config.environment["PATH"] = os.path.pathsep.join(
+    [config.kpack_tools_dir, config.llvm_tools_dir, programs_dir, "/usr/bin", "/bin"])
 for var in ["HOME", "TMPDIR", "LANG"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
@@ -23,8 +62,8 @@ for var in list(config.environment):
         del config.environment[var]
 
 inputs = os.path.join(config.kpack_src_root, "test", "inputs")
-clangxx = os.path.join(config.llvm_tools_dir, "clang++")
-clang = os.path.join(config.llvm_tools_dir, "clang")
+clangxx = config.kpack_programs["clang++"][0]
+clang = config.kpack_programs["clang"][0]
 # HIP without ROCm: clang-22 with a minimal header (test/inputs/hip_min.h).
 hip_flags = "-x hip -nogpuinc -nogpulib -I%s" % inputs
 config.substitutions.append(("%inputs", inputs))
@@ -41,8 +80,6 @@ config.substitutions.append(("%fuse_ld_kpack", "-fuse-ld=lld --ld-path=" + os.pa
 # The project's hipcc (utils/hipcc), by absolute path: ROCm's own hipcc may be
 # on PATH too.
 config.substitutions.append(("%kpack_hipcc", os.path.join(config.kpack_tools_dir, "hipcc")))
-if os.path.exists(os.path.join(config.kpack_tools_dir, "hipcc")):
-    config.available_features.add("hipcc")
 # Programs that load the stand-in (or any instrumented library of the build)
 # must carry the sanitizer runtime in sanitizer builds: link them with
 # %sanitize_link, or link against the stand-in with %standin_link.
@@ -53,33 +90,16 @@ config.substitutions.append(("%standin_link", "-fuse-ld=lld -L{0} -lhip_standin 
 # (listed before %standin, which is a prefix of it).
 config.substitutions.append(("%standin_as_amdhip64", os.path.join(config.kpack_lib_dir, "hip-standin-as-amdhip64")))
 config.substitutions.append(("%standin", os.path.join(config.kpack_lib_dir, "libhip_standin.so")))
-config.substitutions.append(("%python", "python3"))
+config.substitutions.append(("%python", config.kpack_programs["python3"][0]))
+# For the tests of the guard above (test/lit/guard).
+config.substitutions.append(("%kpack_obj", config.kpack_obj_root))
+config.substitutions.append(("%lit", config.kpack_programs["lit"][0]))
 
-if os.path.exists(os.path.join(config.kpack_lib_dir, "libhip_standin.so")):
-    config.available_features.add("standin")
-# The kpack CLI (utils/kpack), once it is part of the build.
-if os.path.exists(os.path.join(config.kpack_tools_dir, "kpack")):
-    config.available_features.add("kpack_cli")
-for lib, feature in [("/usr/lib/x86_64-linux-gnu/librocrand.so.1.1", "librocrand"),
-                     ("/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1", "librocsparse"),
-                     ("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", "libamdhip64")]:
-    if os.path.exists(lib):
-        config.available_features.add(feature)
-for tool in ["eu-elflint", "gdb", "strip"]:
-    if shutil.which(tool):
-        config.available_features.add(tool.replace("-", "_"))
 if config.sanitize:
     config.available_features.add("sanitizer")
     config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
-# Host tools used by the runtime's packaging tests (test/lit/runtime).
-for tool in ["gcc", "pkg-config"]:
-    if shutil.which(tool):
-        config.available_features.add(tool)
 # Slow tests over the large real inputs (e.g. converting the 1.3 GB
 # librocsparse) run only with `lit --param kpack_long=1` (docs/convert.md).
 if lit_config.params.get("kpack_long", "0") not in ("", "0"):
     config.available_features.add("long")
-# GNU ld, for converter tests on its section layouts (test/lit/convert).
-if shutil.which("ld.bfd"):
-    config.available_features.add("ld_bfd")

@@ -124,8 +124,10 @@ int main(int Argc, char **Argv) {
   bool UserSetLanguage = false;
   std::vector<std::string> Args; // for clang++, in order
   // Index of a "-x none" that ends a HIP source's "-x hip" and is needed
-  // only if another input follows (clang warns about a trailing one).
-  std::optional<size_t> TrailingNone;
+  // only if another input follows (clang warns about a trailing one); 0 if
+  // none (it always follows "-x hip <file>"). Not std::optional: GCC 12 warns
+  // (-Wmaybe-uninitialized) on its use.
+  size_t TrailingNone = 0;
 
   for (int I = 1; I < Argc; ++I) {
     StringRef A = Argv[I];
@@ -166,8 +168,8 @@ int main(int Argc, char **Argv) {
     if (!A.starts_with("-") && isHipSource(A) && !UserSetLanguage) {
       // Only this file is HIP; later inputs get their language back.
       if (TrailingNone) // "-x hip" is still in effect: drop the "-x none"
-        Args.erase(Args.begin() + *TrailingNone,
-                   Args.begin() + *TrailingNone + 2);
+        Args.erase(Args.begin() + TrailingNone,
+                   Args.begin() + TrailingNone + 2);
       else
         Args.insert(Args.end(), {"-x", "hip"});
       Args.push_back(A.str());
@@ -177,14 +179,14 @@ int main(int Argc, char **Argv) {
       continue;
     }
     if (!A.starts_with("-")) {
-      TrailingNone.reset(); // the "-x none" is needed for this input
+      TrailingNone = 0; // the "-x none" is needed for this input
       if (isSource(A))
         HasHipSource |= UserSetLanguage;
     }
     Args.push_back(A.str());
   }
   if (TrailingNone)
-    Args.erase(Args.begin() + *TrailingNone, Args.begin() + *TrailingNone + 2);
+    Args.erase(Args.begin() + TrailingNone, Args.begin() + TrailingNone + 2);
   if (EmitFile && EmitDir)
     return fail("--emit-kpack= and --emit-kpack-dir= are mutually exclusive");
 

@@ -35,7 +35,7 @@ Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
   if (kpack::Status E = kpack::ArchiveReader::open(Path.str(), Reader))
     return createStringError(inconvertibleErrorCode(),
                              "'" + Path + "': " + E.message());
-  return std::move(Reader);
+  return Reader;
 }
 
 static void printVersion(raw_ostream &OS) {

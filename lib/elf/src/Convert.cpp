@@ -181,7 +181,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     if (B.Compression != BundleCompression::None) {
       auto D = std::make_unique<Bundle>();
       if (Error E = decodeBundleAt(Image, B, *D))
-        return std::move(E);
+        return E;
       Payloads = D.get();
       Decoded.push_back(std::move(D));
     }
@@ -207,7 +207,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     Progress("writing " + Path);
     ConvertedArchive Info;
     if (Error E = writeOrError(*W, Path, Info))
-      return std::move(E);
+      return E;
     Result.Archives.push_back(std::move(Info));
   }
 

@@ -403,11 +403,11 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
 
 Expected<std::vector<uint8_t>> Rewriter::run() {
   if (Error E = planLoadedLayout())
-    return std::move(E);
+    return E;
   std::vector<uint8_t> ShStrTab;
   uint64_t NewSize = 0;
   if (Error E = planSections(ShStrTab, NewSize))
-    return std::move(E);
+    return E;
 
   std::vector<uint8_t> Image(NewSize, 0);
   for (const Chunk &C : L.Chunks)
@@ -451,9 +451,9 @@ Expected<std::vector<uint8_t>> Rewriter::run() {
     Loc.FileOffset = *NewW;
     Loc.RelaFileOffset = *NewRela;
     if (Error E = patchWrapperToHIPK(Image, Loc, FB.Address, W.BundleIndex))
-      return std::move(E);
+      return E;
   }
-  return std::move(Image);
+  return Image;
 }
 
 } // namespace
@@ -490,7 +490,7 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
   if (!H)
     return H.takeError();
   if (Error E = checkRanges(File, *H))
-    return std::move(E);
+    return E;
   Rewriter R(File, Host, std::move(*H), Metadata);
   auto Out = R.run();
   if (!Out)

@@ -379,8 +379,8 @@ Expected<HostBinary> kpack::analyzeHostBinary(MemoryBufferRef Image,
       Image.getBufferSize());
   Analyzer A{*Obj, File, Host, Opts};
   if (Error E = A.run())
-    return std::move(E);
-  return std::move(Host);
+    return E;
+  return Host;
 }
 
 Error kpack::decodeBundleAt(MemoryBufferRef Image, const BundleInfo &B,

@@ -82,7 +82,7 @@ Expected<unsigned> makeModuleKpackReady(Module &M) {
       Fatbins.push_back(&GV);
   for (GlobalVariable *GV : Fatbins)
     if (Error E = convertFatbinGlobal(M, *GV))
-      return std::move(E);
+      return E;
   return Fatbins.size();
 }
 

@@ -21,7 +21,10 @@ using namespace kpack::test;
 
 namespace {
 
-const std::string LlvmBin = KPACK_LLVM_BIN;
+// Absolute paths found at configure time (cmake/KpackPrograms.cmake).
+const std::string Clangxx = KPACK_PROGRAM_CLANGXX;
+const std::string Bundler = KPACK_PROGRAM_CLANG_OFFLOAD_BUNDLER;
+const std::string Objcopy = KPACK_PROGRAM_LLVM_OBJCOPY;
 const char *const Host = "host-x86_64-unknown-linux-gnu-";
 const char *const Gfx1100 = "hipv4-amdgcn-amd-amdhsa--gfx1100";
 const char *const Gfx90a = "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+";
@@ -60,28 +63,27 @@ protected:
                         "__device__ int devvar;\n";
       return std::vector<uint8_t>(Src.begin(), Src.end());
     }());
-    std::string Hip = LlvmBin + "/clang++ -x hip -nogpuinc -nogpulib -I" KPACK_SOURCE_DIR
+    std::string Hip = Clangxx + " -x hip -nogpuinc -nogpulib -I" KPACK_SOURCE_DIR
                                 "/test/inputs --offload-arch=gfx90a:xnack+ "
                                 "--offload-arch=gfx1100 -c '" + Dir + "/k.hip'";
-    std::string Objcopy = LlvmBin + "/llvm-objcopy";
-    std::string Bundler = LlvmBin + "/clang-offload-bundler -type=o -bundle-align=4096 ";
+    std::string Bundle = Bundler + " -type=o -bundle-align=4096 ";
     std::string Targets = std::string("-targets=") + Host + "," + Gfx1100 + "," + Gfx90a;
     std::string D = "'" + Dir + "/";
     if (run(Hip + " -o " + D + "plain.o'") ||
         run(Hip + " --offload-compress -o " + D + "ccob.o'") ||
         run(Objcopy + " --dump-section .hip_fatbin=" + D + "plain.fb' " + D + "plain.o'") ||
         run(Objcopy + " --dump-section .hip_fatbin=" + D + "ccob.fb' " + D + "ccob.o'") ||
-        run(Bundler + "-unbundle " + Targets + " -input=" + D + "plain.fb' -output=" + D +
+        run(Bundle + "-unbundle " + Targets + " -input=" + D + "plain.fb' -output=" + D +
             "host.bin' -output=" + D + "gfx1100.co' -output=" + D + "gfx90a.co'") ||
-        run(Bundler + "-unbundle " + Targets + " -input=" + D + "ccob.fb' -output=" + D +
+        run(Bundle + "-unbundle " + Targets + " -input=" + D + "ccob.fb' -output=" + D +
             "host.bin' -output=" + D + "ccob-gfx1100.co' -output=" + D + "ccob-gfx90a.co'") ||
-        run("env COMPRESSED_BUNDLE_FORMAT_VERSION=2 " + Bundler + "-compress " + Targets +
+        run("env COMPRESSED_BUNDLE_FORMAT_VERSION=2 " + Bundle + "-compress " + Targets +
             " -input=/dev/null -input=" + D + "gfx1100.co' -input=" + D + "gfx90a.co' -output=" +
             D + "v2.ccob'") ||
-        run("env COMPRESSED_BUNDLE_FORMAT_VERSION=3 " + Bundler + "-compress " + Targets +
+        run("env COMPRESSED_BUNDLE_FORMAT_VERSION=3 " + Bundle + "-compress " + Targets +
             " -input=/dev/null -input=" + D + "gfx1100.co' -input=" + D + "gfx90a.co' -output=" +
             D + "v3.ccob'") ||
-        run(LlvmBin + "/clang++ -shared -fuse-ld=lld -nostdlib "
+        run(Clangxx + " -shared -fuse-ld=lld -nostdlib "
                       "-Wl,--allow-multiple-definition -o " + D + "linked.so' " + D +
             "plain.o' " + D + "ccob.o' " + D + "plain.o'") ||
         run(Objcopy + " --dump-section .hip_fatbin=" + D + "linked.fb' " + D + "linked.so'"))
@@ -93,7 +95,8 @@ protected:
   }
   void SetUp() override {
     if (Dir.empty())
-      GTEST_SKIP() << "test inputs could not be generated";
+      FAIL() << "test inputs could not be generated with " << Clangxx << ", " << Bundler
+             << " and " << Objcopy << " (see the failed command above)";
   }
   static std::vector<uint8_t> input(const char *Name) { return readFile(Dir + "/" + Name); }
 
@@ -211,7 +214,7 @@ TEST_F(BundleCodecTest, DecodesZlibCcob) {
     if (Version >= 2) {
       std::string Path = Dir + "/zlib" + std::to_string(Version) + ".ccob";
       writeFile(Path, C);
-      EXPECT_EQ(run(LlvmBin + "/clang-offload-bundler -type=o -unbundle -targets=" + Gfx90a +
+      EXPECT_EQ(run(Bundler + " -type=o -unbundle -targets=" + Gfx90a +
                     " -input='" + Path + "' -output='" + Path + ".co'"),
                 0);
       EXPECT_EQ(readFile(Path + ".co"), input("gfx90a.co"));

@@ -30,8 +30,9 @@ using namespace llvm;
 
 namespace {
 
-const std::string LlvmBin = KPACK_LLVM_BIN;
-const char *const Rocrand = "/usr/lib/x86_64-linux-gnu/librocrand.so.1.1";
+// Absolute paths found at configure time (cmake/KpackPrograms.cmake).
+const std::string Clangxx = KPACK_PROGRAM_CLANGXX;
+const char *const Rocrand = KPACK_FILE_LIBROCRAND;
 
 int run(const std::string &Cmd) {
   int Rc = std::system(Cmd.c_str());
@@ -189,20 +190,20 @@ protected:
       std::fclose(F);
     }
     const std::string Hip =
-        LlvmBin +
-        "/clang++ -x hip -nogpuinc -nogpulib -I" KPACK_SOURCE_DIR "/test/inputs"
+        Clangxx +
+        " -x hip -nogpuinc -nogpulib -I" KPACK_SOURCE_DIR "/test/inputs"
         " --offload-arch=gfx90a:xnack+ --offload-arch=gfx1100"
         " --offload-arch=gfx11-generic -c '" +
         Src + "'";
     auto Q = [](const char *Name) { return "'" + Dir + "/" + Name + "'"; };
     const std::string Objcopy =
-        LlvmBin + "/llvm-objcopy --dump-section .hip_fatbin=";
+        std::string(KPACK_PROGRAM_LLVM_OBJCOPY) + " --dump-section .hip_fatbin=";
     if (run(Hip + " -o " + Q("plain.o")) ||
         run(Hip + " -DSECOND -o " + Q("plain2.o")) ||
         run(Hip + " --offload-compress -o " + Q("ccob.o")) ||
         run("env COMPRESSED_BUNDLE_FORMAT_VERSION=2 " + Hip +
             " --offload-compress -o " + Q("ccob2.o")) ||
-        run(LlvmBin + "/clang++ -shared -fuse-ld=lld -nostdlib -o " +
+        run(Clangxx + " -shared -fuse-ld=lld -nostdlib -o " +
             Q("linked.so") + " " + Q("plain.o") + " " + Q("plain2.o")) ||
         run(Objcopy + Q("plain.fb") + " " + Q("plain.o")) ||
         run(Objcopy + Q("ccob.fb") + " " + Q("ccob.o")) ||
@@ -215,7 +216,8 @@ protected:
   }
   void SetUp() override {
     if (Dir.empty())
-      GTEST_SKIP() << "test inputs could not be generated";
+      FAIL() << "test inputs could not be generated with " << Clangxx
+             << " (see the failed command above)";
   }
   static std::string Dir;
 };
@@ -294,7 +296,7 @@ TEST_F(LLVMCrossCheckTest, DecodesLlvmCompressedBundles) {
 
 TEST_F(LLVMCrossCheckTest, DebianRocrand) {
   if (!sys::fs::exists(Rocrand))
-    GTEST_SKIP() << Rocrand << " is not installed (librocrand1)";
+    FAIL() << Rocrand << " is missing (Debian package librocrand1)";
   EXPECT_EQ(crossCheck(Rocrand), 7u);
 }
 

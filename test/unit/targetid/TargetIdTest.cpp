@@ -71,7 +71,7 @@ TEST(TargetIdGeneric, LLVMTable) {
   for (const char *P :
        {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"})
     EXPECT_EQ(genericProcessorFor(P), "gfx9-generic") << P;
-  for (const char *P : {"gfx940", "gfx941", "gfx942", "gfx950"})
+  for (const char *P : {"gfx942", "gfx950"})
     EXPECT_EQ(genericProcessorFor(P), "gfx9-4-generic") << P;
   for (const char *P : {"gfx1010", "gfx1011", "gfx1012", "gfx1013"})
     EXPECT_EQ(genericProcessorFor(P), "gfx10-1-generic") << P;
