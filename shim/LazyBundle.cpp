@@ -342,6 +342,7 @@ bool startHandler(State &S, std::string &Error) {
             std::strerror(E);
     return false;
   }
+  std::lock_guard<std::mutex> Lock(S.M);
   S.Running = true;
   return true;
 }
@@ -430,15 +431,16 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
   return R->Base;
 }
 
-void releaseLazyBundle(const uint8_t *Bundle) {
+size_t releaseLazyBundle(const uint8_t *Bundle) {
   State &S = state();
   std::lock_guard<std::mutex> LifeLock(S.Life);
   std::shared_ptr<Region> R;
+  size_t Filled = 0;
   {
     std::lock_guard<std::mutex> Lock(S.M);
     auto It = S.Regions.find(reinterpret_cast<uintptr_t>(Bundle));
     if (It == S.Regions.end())
-      return;
+      return 0;
     R = It->second;
     S.Regions.erase(It);
   }
@@ -456,8 +458,10 @@ void releaseLazyBundle(const uint8_t *Bundle) {
     }
     munmap(R->Base, R->MapSize);
     R->Payloads.clear();
+    Filled = size_t(std::count(R->Filled.begin(), R->Filled.end(), true));
   }
   stopHandlerIfIdle(S);
+  return Filled;
 }
 
 LazyBundleStats lazyBundleStats() {

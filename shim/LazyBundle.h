@@ -61,8 +61,9 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
                                 std::string &Error);
 
 /// Unmaps a bundle from createLazyBundle (no-op for anything else); the
-/// handler thread exits when the last one is gone.
-void releaseLazyBundle(const uint8_t *Bundle);
+/// handler thread exits when the last one is gone. Returns how many of its
+/// payloads had been filled.
+size_t releaseLazyBundle(const uint8_t *Bundle);
 
 LazyBundleStats lazyBundleStats();
 

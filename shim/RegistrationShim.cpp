@@ -166,10 +166,16 @@ Loader &loader() {
 struct Substitute {
   std::vector<uint8_t> Bundle;
   const uint8_t *LazyBundle = nullptr;
+  size_t LazyCodeObjects = 0;
+  std::string Name; ///< "<binary>#<co index>", for messages
   FatbinWrapper Wrapper{};
   ~Substitute() {
-    if (LazyBundle)
-      shim::releaseLazyBundle(LazyBundle);
+    if (!LazyBundle)
+      return;
+    size_t Read = shim::releaseLazyBundle(LazyBundle);
+    SHIM_DEBUG("%s: lazy bundle released; %zu of %zu code object(s) had been "
+               "read",
+               Name.c_str(), Read, LazyCodeObjects);
   }
 };
 
@@ -411,6 +417,8 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
       }
     } else {
       BundleSize = size_t(Layout.TotalSize);
+      S->LazyCodeObjects = Objects.size();
+      S->Name = BinaryPath + "#" + std::to_string(CoIndex);
     }
   }
   if (!S->LazyBundle) {
