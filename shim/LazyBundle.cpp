@@ -168,18 +168,21 @@ bool probe(State &S) {
 }
 
 /// Serves [Start, Start+Len) with zero pages, skipping populated ones.
+/// Waiting threads are woken by the caller (wake), once all is in place.
 void zeroFill(int Uffd, uint8_t *Start, uint64_t Len) {
   for (uint64_t Off = 0; Off < Len; Off += PageSize) {
     uffdio_zeropage Z{};
     Z.range.start = reinterpret_cast<uintptr_t>(Start + Off);
     Z.range.len = PageSize;
+    Z.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE;
     while (ioctl(Uffd, UFFDIO_ZEROPAGE, &Z) != 0 && errno == EAGAIN)
       Z.zeropage = 0;
   }
 }
 
-/// Copies Len bytes from Src to the registered Dst; falls back to page by
-/// page when some page is already there (EEXIST).
+/// Copies Len bytes from Src to the registered Dst, without waking waiting
+/// threads; falls back to page by page when some page is already there
+/// (EEXIST).
 bool copyIn(int Uffd, uint8_t *Dst, const uint8_t *Src, uint64_t Len) {
   uint64_t Done = 0;
   while (Done < Len) {
@@ -187,6 +190,7 @@ bool copyIn(int Uffd, uint8_t *Dst, const uint8_t *Src, uint64_t Len) {
     C.dst = reinterpret_cast<uintptr_t>(Dst + Done);
     C.src = reinterpret_cast<uintptr_t>(Src + Done);
     C.len = Len - Done;
+    C.mode = UFFDIO_COPY_MODE_DONTWAKE;
     if (ioctl(Uffd, UFFDIO_COPY, &C) == 0) {
       Done += uint64_t(C.copy);
       continue;
@@ -213,7 +217,8 @@ void wake(int Uffd, uint8_t *Start, uint64_t Len) {
   (void)ioctl(Uffd, UFFDIO_WAKE, &R);
 }
 
-/// Fills payload I of R (R.M held).
+/// Fills payload I of R (R.M held); the threads waiting on it are woken
+/// once all of it is in place and counted.
 void fillPayload(State &S, Region &R, size_t I) {
   LazyPayload &P = R.Payloads[I];
   uint8_t *Dst = R.Base + P.Offset;
@@ -246,12 +251,12 @@ void fillPayload(State &S, Region &R, size_t I) {
               P.Name.c_str(), Error.empty() ? "unknown error" : Error.c_str());
     zeroFill(S.Uffd, Dst, Len);
   }
-  wake(S.Uffd, Dst, Len ? Len : PageSize);
   R.Filled[I] = true;
   {
     std::lock_guard<std::mutex> Lock(S.M);
     ++(Ok || !Len ? S.Filled : S.FillFailures);
   }
+  wake(S.Uffd, Dst, Len ? Len : PageSize);
   if (Ok && envFlag("ROCM_KPACK_DEBUG"))
     printLine("materialised %s (%llu bytes) on first touch in %.3f ms",
               P.Name.c_str(), static_cast<unsigned long long>(P.Size),
@@ -294,6 +299,7 @@ void serveFault(State &S, uintptr_t Address) {
   // Padding outside every payload (e.g. the tail page of the mapping).
   uint8_t *Page = R->Base + (Off & ~(PageSize - 1));
   zeroFill(S.Uffd, Page, PageSize);
+
   wake(S.Uffd, Page, PageSize);
 }
 
