@@ -289,6 +289,37 @@ void reportMissing(const FatbinWrapper &W, const std::string &BinaryPath,
              CoIndex, Reason.c_str(), Searched.c_str());
 }
 
+/// The file holding Address, as kpack_discover_binary_path finds it (from
+/// /proc/self/maps), remembered per loaded object: a library registers one
+/// wrapper per translation unit (rocSPARSE: 111), and reading the maps, which
+/// grow with every lazy bundle, for each would make its dlopen quadratic.
+std::string binaryPathOf(const void *Address) {
+  Dl_info Info{};
+  const bool Known = dladdr(Address, &Info) != 0 && Info.dli_fbase;
+  const std::string Key =
+      Known ? std::to_string(reinterpret_cast<uintptr_t>(Info.dli_fbase)) +
+                  '\n' + (Info.dli_fname ? Info.dli_fname : "")
+            : std::string();
+  static std::mutex CacheMutex;
+  static auto *Cache = new std::map<std::string, std::string>;
+  if (Known) {
+    std::lock_guard<std::mutex> Lock(CacheMutex);
+    auto It = Cache->find(Key);
+    if (It != Cache->end())
+      return It->second;
+  }
+  char PathBuf[PATH_MAX] = {0};
+  size_t Offset = 0;
+  if (kpack_discover_binary_path(Address, PathBuf, sizeof(PathBuf), &Offset) !=
+      KPACK_SUCCESS)
+    return "";
+  if (Known) {
+    std::lock_guard<std::mutex> Lock(CacheMutex);
+    (*Cache)[Key] = PathBuf;
+  }
+  return PathBuf;
+}
+
 /// The loader's answer for every agent when the metadata cannot be used.
 kpack_error_t metadataError(const Loader &L, const FatbinWrapper &W,
                             KpackMetadata &Ref) {
@@ -311,13 +342,8 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   auto Start = std::chrono::steady_clock::now();
   Loader &L = loader();
 
-  char PathBuf[PATH_MAX] = {0};
-  size_t Offset = 0;
-  std::string BinaryPath;
-  if (kpack_discover_binary_path(&W, PathBuf, sizeof(PathBuf), &Offset) ==
-      KPACK_SUCCESS)
-    BinaryPath = PathBuf;
-  else
+  std::string BinaryPath = binaryPathOf(&W);
+  if (BinaryPath.empty())
     SHIM_ERROR("cannot find the file that holds the HIPK wrapper at %p",
                static_cast<const void *>(&W));
   uint32_t CoIndex = hipkCodeObjectIndex(W);
