@@ -493,19 +493,33 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
     return nullptr;
   }
   R->Base = static_cast<uint8_t *>(Map);
-  std::memcpy(R->Base, Header.data(), Header.size());
-  R->RegisteredStart = HeaderEnd;
-  if (R->RegisteredStart < R->MapSize) {
+  if (HeaderEnd == R->MapSize) {
+    // No device code: a plain mapping.
+    std::memcpy(R->Base, Header.data(), Header.size());
+    R->RegisteredStart = R->MapSize;
+  } else {
+    // The whole mapping is registered (one VMA: registering only the
+    // payloads would split it) and the header pages are copied in.
+    R->RegisteredStart = 0;
     uffdio_register Reg{};
-    Reg.range.start = reinterpret_cast<uintptr_t>(R->Base + HeaderEnd);
-    Reg.range.len = R->MapSize - HeaderEnd;
+    Reg.range.start = reinterpret_cast<uintptr_t>(R->Base);
+    Reg.range.len = R->MapSize;
     Reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-    if (ioctl(S.Uffd, UFFDIO_REGISTER, &Reg) != 0 ||
-        !(Reg.ioctls & (uint64_t(1) << _UFFDIO_COPY))) {
+    void *Page = std::aligned_alloc(PageSize, HeaderEnd);
+    bool Ok = Page != nullptr;
+    if (Ok) {
+      std::memset(Page, 0, HeaderEnd);
+      std::memcpy(Page, Header.data(), Header.size());
+    }
+    if (!Ok || ioctl(S.Uffd, UFFDIO_REGISTER, &Reg) != 0 ||
+        !(Reg.ioctls & (uint64_t(1) << _UFFDIO_COPY)) ||
+        !copyIn(S.Uffd, R->Base, static_cast<uint8_t *>(Page), HeaderEnd)) {
       Error = std::string("UFFDIO_REGISTER: ") + std::strerror(errno);
+      std::free(Page);
       munmap(Map, R->MapSize);
       return nullptr;
     }
+    std::free(Page);
     if (!startHandler(S, Error)) {
       munmap(Map, R->MapSize);
       return nullptr;
