@@ -97,6 +97,12 @@ struct State {
   bool Probed = false;
   bool Usable = false;
   bool CanMove = false; ///< UFFDIO_MOVE (Linux 6.8): no copy of the payload
+  // The handler thread's reserve of populated staging memory (see
+  // topUpReserve); touched by that thread only, and after it was joined.
+  uint8_t *Reserve = nullptr;
+  uint64_t ReserveLen = 0;       ///< bytes mapped from Reserve on
+  uint64_t ReservePopulated = 0; ///< of which populated, from Reserve on
+  bool AnyFilled = false;
   std::string Why;
   bool Running = false;
   bool StopRequested = false;
@@ -130,6 +136,9 @@ void atforkChild() {
     ::close(S.WakeFd);
   S.Uffd = S.WakeFd = -1;
   S.Probed = S.Usable = S.Running = S.StopRequested = false;
+  S.Reserve = nullptr; // the parent's; left mapped
+  S.ReserveLen = S.ReservePopulated = 0;
+  S.AnyFilled = false;
   S.Why.clear();
   S.M.unlock();
   S.Life.unlock();
@@ -279,6 +288,97 @@ void wake(int Uffd, uint8_t *Start, uint64_t Len) {
   (void)ioctl(Uffd, UFFDIO_WAKE, &R);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/// The most populated staging memory the handler keeps in advance.
+constexpr uint64_t ReserveCap = uint64_t(16) << 20;
+
+void freeReserve(State &S) {
+  if (S.Reserve)
+    munmap(S.Reserve, S.ReserveLen);
+  S.Reserve = nullptr;
+  S.ReserveLen = S.ReservePopulated = 0;
+}
+
+/// Staging memory for Len bytes (a multiple of the page size), populated:
+/// from the reserve when it is large enough, else freshly mapped. Populating
+/// costs about as much as decompressing (page allocation and zeroing); done
+/// in one call (MADV_POPULATE_WRITE, Linux 5.14; ignored where unknown)
+/// rather than one page fault per page. (Transparent huge pages would fault
+/// less, but may stall in compaction.) Unmap with munmap(Staging, Len).
+uint8_t *takeStaging(State &S, uint64_t Len) {
+  if (S.Reserve && S.ReserveLen >= Len) {
+    uint8_t *Staging = S.Reserve;
+    if (S.ReservePopulated < Len)
+      (void)madvise(Staging + S.ReservePopulated, Len - S.ReservePopulated,
+                    MADV_POPULATE_WRITE);
+    S.ReservePopulated = S.ReservePopulated > Len ? S.ReservePopulated - Len : 0;
+    S.ReserveLen -= Len;
+    S.Reserve = S.ReserveLen ? S.Reserve + Len : nullptr;
+    return Staging;
+  }
+  void *Map = mmap(nullptr, Len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Map == MAP_FAILED)
+    return nullptr;
+  (void)madvise(Map, Len, MADV_POPULATE_WRITE);
+  return static_cast<uint8_t *>(Map);
+}
+
+bool faultPending(const State &S) {
+  pollfd Fd = {S.Uffd, POLLIN, 0};
+  return poll(&Fd, 1, 0) > 0;
+}
+
+/// Once the process has started using its code objects (one was filled),
+/// keeps staging memory populated in advance, between faults, for the
+/// largest code object not filled yet (at most ReserveCap): the next first
+/// touch then costs its decompression and the page move only. Populates in
+/// small steps and stops as soon as a fault is waiting. Released when no
+/// code object is left to fill.
+void topUpReserve(State &S) {
+  if (!S.AnyFilled)
+    return;
+  std::vector<std::shared_ptr<Region>> Live;
+  {
+    std::lock_guard<std::mutex> Lock(S.M);
+    for (auto &R : S.Regions)
+      Live.push_back(R.second);
+  }
+  uint64_t Want = 0;
+  for (auto &R : Live) {
+    std::lock_guard<std::mutex> Lock(R->M);
+    if (R->Dead)
+      continue;
+    for (size_t I = 0; I < R->Payloads.size(); ++I)
+      if (!R->Filled[I])
+        Want = std::max(Want, alignUp(R->Payloads[I].Size));
+  }
+  Want = std::min(Want, ReserveCap);
+  if (Want == 0) {
+    freeReserve(S);
+    return;
+  }
+  if (S.ReserveLen < Want) {
+    freeReserve(S);
+    void *Map = mmap(nullptr, Want, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (Map == MAP_FAILED)
+      return;
+    S.Reserve = static_cast<uint8_t *>(Map);
+    S.ReserveLen = Want;
+  }
+  constexpr uint64_t Step = uint64_t(256) << 10;
+  while (S.ReservePopulated < Want && !faultPending(S)) {
+    uint64_t N = std::min(Step, Want - S.ReservePopulated);
+    if (madvise(S.Reserve + S.ReservePopulated, N, MADV_POPULATE_WRITE) != 0)
+      return;
+    S.ReservePopulated += N;
+  }
+}
+
 /// Fills payload I of R (R.M held); the threads waiting on it are woken
 /// once all of it is in place and counted.
 void fillPayload(State &S, Region &R, size_t I) {
@@ -289,35 +389,23 @@ void fillPayload(State &S, Region &R, size_t I) {
   std::string Error;
   bool Ok = false;
   if (Len) {
-    // Populated in one call (MADV_POPULATE_WRITE, Linux 5.14; ignored where
-    // unknown) rather than one page fault per page while decompressing.
-    // (Transparent huge pages would fault less still, but may stall in
-    // compaction.)
-    const uint64_t MapLen = Len;
-    void *Map = mmap(nullptr, MapLen, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void *Staging = Map;
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-    if (Map != MAP_FAILED)
-      (void)madvise(Map, MapLen, MADV_POPULATE_WRITE);
-    if (Map == MAP_FAILED) {
+    uint8_t *Staging = takeStaging(S, Len);
+    if (!Staging) {
       Error = std::string("cannot map a staging buffer: ") +
               std::strerror(errno);
     } else {
       try {
-        Ok = P.Fill(static_cast<uint8_t *>(Staging), Error);
+        Ok = P.Fill(Staging, Error);
       } catch (...) {
         Error = "out of memory";
       }
-      auto *Src = static_cast<uint8_t *>(Staging);
-      const uint64_t Moved = Ok && S.CanMove ? moveIn(S.Uffd, Dst, Src, Len) : 0;
-      if (Ok && !copyIn(S.Uffd, Dst + Moved, Src + Moved, Len - Moved)) {
+      const uint64_t Moved =
+          Ok && S.CanMove ? moveIn(S.Uffd, Dst, Staging, Len) : 0;
+      if (Ok && !copyIn(S.Uffd, Dst + Moved, Staging + Moved, Len - Moved)) {
         Error = std::string("UFFDIO_COPY: ") + std::strerror(errno);
         Ok = false;
       }
-      munmap(Map, MapLen);
+      munmap(Staging, Len);
     }
   }
   if (!Ok && Len) {
@@ -327,6 +415,7 @@ void fillPayload(State &S, Region &R, size_t I) {
     zeroFill(S.Uffd, Dst, Len);
   }
   R.Filled[I] = true;
+  S.AnyFilled = true;
   {
     std::lock_guard<std::mutex> Lock(S.M);
     ++(Ok || !Len ? S.Filled : S.FillFailures);
@@ -388,6 +477,7 @@ void *handlerMain(void *) {
   State &S = state();
   pollfd Fds[2] = {{S.Uffd, POLLIN, 0}, {S.WakeFd, POLLIN, 0}};
   for (;;) {
+    topUpReserve(S);
     int N = poll(Fds, 2, -1);
     if (N < 0) {
       if (errno == EINTR)
@@ -445,6 +535,8 @@ void stopHandlerIfIdle(State &S) {
   uint64_t One = 1;
   (void)!::write(S.WakeFd, &One, sizeof(One));
   pthread_join(S.Thread, nullptr);
+  freeReserve(S);
+  S.AnyFilled = false;
   std::lock_guard<std::mutex> Lock(S.M);
   S.Running = false;
   S.StopRequested = false;

@@ -7,7 +7,9 @@
  * ARCHIVE for ARCH through librocm_kpack, timed alone, and pairs the two by
  * code-object size. Prints one line per code object:
  *   <size> <first touch ms> <decompression ms>
- * and, first, "dlopen <ms>".
+ * and, first, "dlopen <ms>". With GAP_MS=<n> in the environment the reads
+ * are n ms apart (first launches spread over a run rather than back to
+ * back; the shim prepares staging memory between faults).
  *   first_touch_bench LIBRARY ARCHIVE ARCH */
 #include <rocm_kpack/kpack.h>
 
@@ -62,6 +64,8 @@ int main(int argc, char **argv) {
   const void *const *Wrappers = noop_registered(&N);
   struct Sample *Samples = calloc(N * 4 + 1, sizeof(struct Sample));
   volatile uint8_t Sink = 0;
+  const char *Gap = getenv("GAP_MS");
+  const long GapNs = Gap ? atol(Gap) * 1000000L : 0;
   for (size_t I = 0; I < N; ++I) {
     const struct Wrapper *W = Wrappers[I];
     const uint8_t *B = W->Binary;
@@ -75,6 +79,10 @@ int main(int argc, char **argv) {
       Pos += 24 + IdSize;
       if (!Device || !Size || Used == N * 4)
         continue;
+      if (GapNs) {
+        struct timespec Pause = {GapNs / 1000000000L, GapNs % 1000000000L};
+        nanosleep(&Pause, NULL);
+      }
       double T0 = now();
       Sink += B[Offset];
       Samples[Used].TouchMs = now() - T0;
