@@ -210,6 +210,36 @@ TEST(ShimLazyBundle, ForkChildReadsWithoutHanging) {
   EXPECT_EQ(releaseLazyBundle(B), 2u);
 }
 
+TEST(ShimLazyBundle, LaterPayloadsFromPreparedStagingMemory) {
+  // After the first fill the handler prepares populated staging memory
+  // between faults (sized for the largest payload left); later payloads,
+  // smaller and equal to it, come out intact, tails zero.
+  const uint64_t Big = 2 << 20;
+  Fixture F({3 * Page + 100, Page - 1, Big, 5000});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  auto Check = [&](unsigned P) {
+    const uint8_t *D = B + F.Payloads[P].Offset;
+    const uint64_t Size = F.Payloads[P].Size;
+    for (uint64_t I = 0; I < Size; ++I)
+      if (D[I] != patternByte(P, I))
+        return false;
+    for (uint64_t I = Size; I % Page; ++I)
+      if (D[I] != 0)
+        return false;
+    return true;
+  };
+  for (unsigned P : {0u, 1u, 3u, 2u}) {
+    EXPECT_TRUE(Check(P)) << "payload " << P;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (unsigned P = 0; P < 4; ++P)
+    EXPECT_EQ(*F.Calls[P], 1) << "payload " << P;
+  EXPECT_EQ(releaseLazyBundle(B), 4u);
+}
+
 TEST(ShimLazyBundle, RejectsPayloadsOverlappingTheHeader) {
   Fixture F({100});
   F.Payloads[0].Offset = 0;
