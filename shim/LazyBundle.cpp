@@ -1,6 +1,7 @@
 //===- LazyBundle.cpp - Offload bundles materialised on first touch -------===//
 
 #include "LazyBundle.h"
+#include "Report.h"
 
 #include "kpack/SearchPaths.h"
 
@@ -18,7 +19,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,28 +52,6 @@ namespace {
 constexpr uint64_t PageSize = 4096;
 
 uint64_t alignUp(uint64_t V) { return (V + PageSize - 1) & ~(PageSize - 1); }
-
-/// One line to stderr with a single write(2): the handler thread must not
-/// wait for a stdio lock that a thread it serves may hold.
-void printLine(const char *Format, ...) __attribute__((format(printf, 1, 2)));
-void printLine(const char *Format, ...) {
-  char Line[4096];
-  int N = std::snprintf(Line, sizeof(Line), "rocm_kpack_hip: ");
-  va_list Args;
-  va_start(Args, Format);
-  int M = std::vsnprintf(Line + N, sizeof(Line) - N - 1, Format, Args);
-  va_end(Args);
-  size_t Len = std::min<size_t>(N + (M > 0 ? M : 0), sizeof(Line) - 2);
-  Line[Len++] = '\n';
-  for (size_t Done = 0; Done < Len;) {
-    ssize_t W = ::write(STDERR_FILENO, Line + Done, Len - Done);
-    if (W < 0 && errno == EINTR)
-      continue;
-    if (W <= 0)
-      return;
-    Done += size_t(W);
-  }
-}
 
 struct Region {
   std::mutex M; ///< held while a payload is filled and while unmapping
@@ -409,7 +387,7 @@ void fillPayload(State &S, Region &R, size_t I) {
     }
   }
   if (!Ok && Len) {
-    printLine("error: cannot load %s: %s; the runtime gets an invalid code "
+    reportLine("error: cannot load %s: %s; the runtime gets an invalid code "
               "object",
               P.Name.c_str(), Error.empty() ? "unknown error" : Error.c_str());
     zeroFill(S.Uffd, Dst, Len);
@@ -422,7 +400,7 @@ void fillPayload(State &S, Region &R, size_t I) {
   }
   wake(S.Uffd, Dst, Len ? Len : PageSize);
   if (Ok && envFlag("ROCM_KPACK_DEBUG"))
-    printLine("materialised %s (%llu bytes) on first touch in %.3f ms",
+    reportLine("materialised %s (%llu bytes) on first touch in %.3f ms",
               P.Name.c_str(), static_cast<unsigned long long>(P.Size),
               std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
@@ -482,7 +460,7 @@ void *handlerMain(void *) {
     if (N < 0) {
       if (errno == EINTR)
         continue;
-      printLine("error: userfaultfd handler: poll: %s", std::strerror(errno));
+      reportLine("error: userfaultfd handler: poll: %s", std::strerror(errno));
       return nullptr;
     }
     if (Fds[1].revents & POLLIN) {

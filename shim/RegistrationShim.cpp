@@ -25,6 +25,7 @@
 #include "ArchiveSearch.h"
 #include "CodeObjectTarget.h"
 #include "LazyBundle.h"
+#include "Report.h"
 #include "kpack/BundleWriter.h"
 #include "kpack/LoaderCache.h"
 #include "kpack/Metadata.h"
@@ -35,7 +36,6 @@
 #include "rocm_kpack/kpack.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -66,16 +66,7 @@ void report(const char *Kind, const char *Format, ...) {
   va_start(Args, Format);
   std::vsnprintf(Line, sizeof(Line), Format, Args);
   va_end(Args);
-  // One write(2) per line, no stdio lock: see LazyBundle.cpp.
-  std::string Out = std::string("rocm_kpack_hip: ") + Kind + Line + "\n";
-  for (size_t Done = 0; Done < Out.size();) {
-    ssize_t W = ::write(STDERR_FILENO, Out.data() + Done, Out.size() - Done);
-    if (W < 0 && errno == EINTR)
-      continue;
-    if (W <= 0)
-      return;
-    Done += size_t(W);
-  }
+  shim::reportLine("%s%s", Kind, Line);
 }
 #define SHIM_ERROR(...) report("error: ", __VA_ARGS__)
 #define SHIM_DEBUG(...)                                                        \
