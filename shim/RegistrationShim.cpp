@@ -6,21 +6,29 @@
 //
 //   HIPF wrapper -> passed to the real runtime untouched.
 //   HIPK wrapper -> for every GPU present, the best code object (native target
-//                   first, then generic; kpack/TargetId.h) is loaded through
-//                   librocm_kpack, the code objects are packed into an
-//                   uncompressed offload bundle, and the real runtime gets a
-//                   HIPF wrapper pointing at it. Both live until
+//                   first, then generic; kpack/TargetId.h) is found in the
+//                   archives (librocm_kpack's loader), the code objects go
+//                   into an uncompressed offload bundle, and the real runtime
+//                   gets a HIPF wrapper pointing at it. Both live until
 //                   __hipUnregisterFatBinary.
 //
-// The stock runtime reads the bundle at registration, so the loading cannot be
-// deferred past this call; docs/shim.md measures what it costs.
+// The bundle is lazy where userfaultfd allows (LazyBundle.h): registration
+// reads only the archives' TOCs and writes the bundle header; each code
+// object is decompressed when the runtime first reads it (a stock CLR does
+// that at the first launch of one of the binary's kernels: docs/shim.md).
+// Elsewhere, or with ROCM_KPACK_SHIM_EAGER=1, the code objects are loaded
+// and copied into the bundle at registration.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AgentTargets.h"
 #include "ArchiveSearch.h"
 #include "CodeObjectTarget.h"
+#include "LazyBundle.h"
+#include "Report.h"
 #include "kpack/BundleWriter.h"
+#include "kpack/LoaderCache.h"
+#include "kpack/Metadata.h"
 #include "kpack/ReadableMemory.h"
 #include "kpack/SearchPaths.h"
 #include "kpack/TargetId.h"
@@ -58,7 +66,7 @@ void report(const char *Kind, const char *Format, ...) {
   va_start(Args, Format);
   std::vsnprintf(Line, sizeof(Line), Format, Args);
   va_end(Args);
-  std::fprintf(stderr, "rocm_kpack_hip: %s%s\n", Kind, Line);
+  shim::reportLine("%s%s", Kind, Line);
 }
 #define SHIM_ERROR(...) report("error: ", __VA_ARGS__)
 #define SHIM_DEBUG(...)                                                        \
@@ -111,11 +119,13 @@ const RealRuntime &realRuntime() {
 /// Process-wide state, created at the first HIPK registration.
 struct Loader {
   std::vector<TargetId> Agents;
-  kpack_cache_t Cache = nullptr;
+  std::unique_ptr<LoaderCache> Cache;
+  bool Lazy = false; ///< lazy bundles can be created (LazyBundle.h)
 };
 
 Loader &loader() {
-  // Never destroyed: unregistration may run after this library's destructors.
+  // Never destroyed: unregistration may run after this library's destructors,
+  // and lazy bundles are filled from it until then.
   static Loader *L = [] {
     auto *L = new Loader;
     if (Status S = shim::detectAgentTargets(L->Agents))
@@ -124,32 +134,40 @@ Loader &loader() {
     for (const TargetId &A : L->Agents)
       Names += (Names.empty() ? "" : ", ") + A.str();
     SHIM_DEBUG("GPU targets: %s", Names.empty() ? "(none)" : Names.c_str());
-    // librocm_kpack replaces every arch list it is given with
+    // The loader would replace every arch list it is given with
     // ROCM_KPACK_ARCH_OVERRIDE. The shim has already turned the override into
-    // its agents and asks for one candidate at a time, so the cache must not
-    // apply it again. The cache reads the environment once, here; this runs
-    // at the first HIPK registration, normally during static initialization.
-    std::string Override;
-    const char *O = std::getenv("ROCM_KPACK_ARCH_OVERRIDE");
-    bool HideOverride = O != nullptr;
-    if (HideOverride) {
-      Override = O;
-      unsetenv("ROCM_KPACK_ARCH_OVERRIDE");
-    }
-    kpack_error_t E = kpack_cache_create(&L->Cache);
-    if (HideOverride)
-      setenv("ROCM_KPACK_ARCH_OVERRIDE", Override.c_str(), 1);
-    if (E != KPACK_SUCCESS)
-      SHIM_ERROR("kpack_cache_create failed (error %d)", int(E));
+    // its agents and asks for one candidate at a time, so its loader must
+    // not apply it again.
+    KpackEnvironment Env = KpackEnvironment::fromProcess();
+    Env.ArchOverride.clear();
+    Env.ArchOverrideMalformed = false;
+    L->Cache = std::make_unique<LoaderCache>(std::move(Env));
+    std::string Why;
+    L->Lazy = shim::lazyBundlesAvailable(Why);
+    SHIM_DEBUG("code objects load %s%s%s",
+               L->Lazy ? "on first touch (userfaultfd)" : "at registration",
+               Why.empty() ? "" : ": ", Why.c_str());
     return L;
   }();
   return *L;
 }
 
-/// What the real runtime received for one HIPK registration.
+/// What the real runtime received for one HIPK registration: a bundle built
+/// at registration (Bundle) or a lazy one (LazyBundle).
 struct Substitute {
   std::vector<uint8_t> Bundle;
+  const uint8_t *LazyBundle = nullptr;
+  size_t LazyCodeObjects = 0;
+  std::string Name; ///< "<binary>#<co index>", for messages
   FatbinWrapper Wrapper{};
+  ~Substitute() {
+    if (!LazyBundle)
+      return;
+    size_t Read = shim::releaseLazyBundle(LazyBundle);
+    SHIM_DEBUG("%s: lazy bundle released; %zu of %zu code object(s) had been "
+               "read",
+               Name.c_str(), Read, LazyCodeObjects);
+  }
 };
 
 std::mutex LiveMutex;
@@ -158,11 +176,12 @@ std::map<void **, std::unique_ptr<Substitute>> &live() {
   return *M;
 }
 
-/// A code object loaded for one agent.
+/// A code object for one agent: loaded (eager) or only located (lazy).
 struct Loaded {
-  std::string Target; ///< the candidate target ID the archive offered
+  std::string Target; ///< the target ID the code object was built for
   void *Data = nullptr;
   size_t Size = 0;
+  LocatedCodeObject Located;
 };
 
 /// The loader's answers that mean "not offered for this target ID" (as
@@ -193,23 +212,31 @@ std::vector<TargetId> requestsFor(const TargetId &Agent) {
   return Requests;
 }
 
-/// Loads, for Agent, the code object of the first request an archive
-/// offers; the bundle entry is labelled with the target ID the code object
-/// was built for, since the library may have found a feature subset.
-kpack_error_t loadForAgent(kpack_cache_t Cache, const FatbinWrapper &W,
-                           const std::string &BinaryPath, const TargetId &Agent,
-                           Loaded &Out) {
+/// Finds, for Agent, the code object of the first request an archive offers:
+/// loaded (Read) or only located from the archive's TOC (!Read). The bundle
+/// entry is labelled with the target ID the code object was built for, since
+/// the library may have found a feature subset: from the ELF header when
+/// loaded, else the archive's target ID for it.
+kpack_error_t findForAgent(LoaderCache &Cache, const KpackMetadata &Ref,
+                           const std::string &BinaryPath, uint32_t CoIndex,
+                           const TargetId &Agent, bool Read, Loaded &Out) {
   kpack_error_t Last = KPACK_ERROR_ARCH_NOT_FOUND;
   for (const TargetId &Request : requestsFor(Agent)) {
     const std::string Text = Request.str();
-    const char *Arch = Text.c_str();
-    Last = kpack_load_code_object(Cache, W.Binary, BinaryPath.c_str(),
-                                  hipkCodeObjectIndex(W), &Arch, 1, &Out.Data,
-                                  &Out.Size);
-    if (Last == KPACK_SUCCESS) {
-      Out.Target = shim::codeObjectTargetId(Out.Data, Out.Size,
-                                            Request.Processor, Text);
-      return Last;
+    Status S = Read ? Cache.loadCodeObject(Ref, BinaryPath, CoIndex, {Text},
+                                           Out.Data, Out.Size)
+                    : Cache.locateCodeObject(Ref, BinaryPath, CoIndex, {Text},
+                                             Out.Located);
+    Last = S.code();
+    if (!S) {
+      if (Read) {
+        Out.Target = shim::codeObjectTargetId(Out.Data, Out.Size,
+                                              Request.Processor, Text);
+      } else {
+        Out.Target = Out.Located.Target;
+        Out.Size = size_t(Out.Located.Size);
+      }
+      return KPACK_SUCCESS;
     }
     // Anything but "not offered" will not improve with the next request.
     if (!isNotOffered(Last))
@@ -253,20 +280,61 @@ void reportMissing(const FatbinWrapper &W, const std::string &BinaryPath,
              CoIndex, Reason.c_str(), Searched.c_str());
 }
 
+/// The file holding Address, as kpack_discover_binary_path finds it (from
+/// /proc/self/maps), remembered per loaded object: a library registers one
+/// wrapper per translation unit (rocSPARSE: 111), and reading the maps, which
+/// grow with every lazy bundle, for each would make its dlopen quadratic.
+std::string binaryPathOf(const void *Address) {
+  Dl_info Info{};
+  const bool Known = dladdr(Address, &Info) != 0 && Info.dli_fbase;
+  const std::string Key =
+      Known ? std::to_string(reinterpret_cast<uintptr_t>(Info.dli_fbase)) +
+                  '\n' + (Info.dli_fname ? Info.dli_fname : "")
+            : std::string();
+  static std::mutex CacheMutex;
+  static auto *Cache = new std::map<std::string, std::string>;
+  if (Known) {
+    std::lock_guard<std::mutex> Lock(CacheMutex);
+    auto It = Cache->find(Key);
+    if (It != Cache->end())
+      return It->second;
+  }
+  char PathBuf[PATH_MAX] = {0};
+  size_t Offset = 0;
+  if (kpack_discover_binary_path(Address, PathBuf, sizeof(PathBuf), &Offset) !=
+      KPACK_SUCCESS)
+    return "";
+  if (Known) {
+    std::lock_guard<std::mutex> Lock(CacheMutex);
+    (*Cache)[Key] = PathBuf;
+  }
+  return PathBuf;
+}
+
+/// The loader's answer for every agent when the metadata cannot be used.
+kpack_error_t metadataError(const Loader &L, const FatbinWrapper &W,
+                            KpackMetadata &Ref) {
+  if (L.Cache->environment().Disabled) {
+    L.Cache->debug("ROCM_KPACK_DISABLE is set; not loading");
+    return KPACK_ERROR_NOT_IMPLEMENTED;
+  }
+  // The parse is bounded by what is readable at the pointer.
+  if (Status E = decodeKpackMetadataInMemory(W.Binary, Ref)) {
+    L.Cache->debug("invalid HIPK metadata: %s", E.message().c_str());
+    return E.code();
+  }
+  return KPACK_SUCCESS;
+}
+
 /// Builds the bundle for a HIPK wrapper: the host entry plus one entry per
-/// distinct target loaded. GPUs without a code object are reported and left
+/// distinct target found. GPUs without a code object are reported and left
 /// out, so the runtime takes its own "no binary for this GPU" path for them.
 std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   auto Start = std::chrono::steady_clock::now();
   Loader &L = loader();
 
-  char PathBuf[PATH_MAX] = {0};
-  size_t Offset = 0;
-  std::string BinaryPath;
-  if (kpack_discover_binary_path(&W, PathBuf, sizeof(PathBuf), &Offset) ==
-      KPACK_SUCCESS)
-    BinaryPath = PathBuf;
-  else
+  std::string BinaryPath = binaryPathOf(&W);
+  if (BinaryPath.empty())
     SHIM_ERROR("cannot find the file that holds the HIPK wrapper at %p",
                static_cast<const void *>(&W));
   uint32_t CoIndex = hipkCodeObjectIndex(W);
@@ -283,11 +351,16 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
                BinaryPath.empty() ? "(unknown binary)" : BinaryPath.c_str(),
                CoIndex, W.Binary);
   }
+  KpackMetadata Ref;
+  const kpack_error_t RefError =
+      MetadataReadable ? metadataError(L, W, Ref) : KPACK_SUCCESS;
+  const bool Lazy = L.Lazy;
   for (const TargetId &Agent : MetadataReadable ? L.Agents
                                                 : std::vector<TargetId>()) {
     Loaded Obj;
-    kpack_error_t E = L.Cache ? loadForAgent(L.Cache, W, BinaryPath, Agent, Obj)
-                              : KPACK_ERROR_OUT_OF_MEMORY;
+    kpack_error_t E = RefError ? RefError
+                               : findForAgent(*L.Cache, Ref, BinaryPath,
+                                              CoIndex, Agent, !Lazy, Obj);
     if (E != KPACK_SUCCESS) {
       Missing.push_back(Agent);
       if (!isNotOffered(E))
@@ -301,9 +374,9 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
         std::any_of(Objects.begin(), Objects.end(),
                     [&](const Loaded &O) { return O.Target == Obj.Target; });
     if (Duplicate)
-      kpack_free_code_object(Obj.Data);
+      std::free(Obj.Data);
     else
-      Objects.push_back(Obj);
+      Objects.push_back(std::move(Obj));
   }
 
   if (!Missing.empty())
@@ -316,19 +389,76 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
                        static_cast<const uint8_t *>(O.Data), O.Size});
 
   auto S = std::make_unique<Substitute>();
-  S->Bundle = encodeBundle(Entries);
+  size_t BundleSize = 0;
+  if (Lazy) {
+    BundleLayout Layout = layoutBundle(Entries);
+    std::vector<shim::LazyPayload> Payloads;
+    for (size_t I = 0; I < Objects.size(); ++I) {
+      shim::LazyPayload P;
+      P.Offset = Layout.Offsets[I + 1];
+      P.Size = Objects[I].Size;
+      P.Name = "'" + BinaryPath + "'#" + std::to_string(CoIndex) + " for " +
+               Objects[I].Target + " from '" + Objects[I].Located.ArchivePath +
+               "'";
+      LoaderCache *Cache = L.Cache.get();
+      P.Fill = [Cache, Located = Objects[I].Located](
+                   uint8_t *Dest, std::string &Error) {
+        Status E = Cache->readLocated(Located, [Dest](size_t) { return Dest; });
+        if (E)
+          Error = E.message();
+        return !E;
+      };
+      Payloads.push_back(std::move(P));
+    }
+    std::string Error;
+    S->LazyBundle = shim::createLazyBundle(Layout.Header, Layout.TotalSize,
+                                           std::move(Payloads), Error);
+    if (!S->LazyBundle) {
+      // Nothing was loaded yet: load now, as in the eager mode.
+      SHIM_ERROR("cannot create a lazy bundle (%s); loading '%s'#%u now",
+                 Error.c_str(), BinaryPath.c_str(), CoIndex);
+      for (size_t I = 0; I < Objects.size(); ++I) {
+        Loaded &O = Objects[I];
+        Status E = L.Cache->readLocated(O.Located, [&O](size_t N) {
+          return O.Data = std::malloc(N ? N : 1);
+        });
+        if (E) {
+          SHIM_ERROR("cannot load '%s'#%u for %s: %s", BinaryPath.c_str(),
+                     CoIndex, O.Target.c_str(), E.message().c_str());
+          std::free(O.Data);
+          O.Data = nullptr;
+          O.Size = 0;
+        }
+        Entries[I + 1].Data = static_cast<const uint8_t *>(O.Data);
+        Entries[I + 1].Size = O.Size;
+      }
+    } else {
+      BundleSize = size_t(Layout.TotalSize);
+      S->LazyCodeObjects = Objects.size();
+      S->Name = BinaryPath + "#" + std::to_string(CoIndex);
+    }
+  }
+  if (!S->LazyBundle) {
+    S->Bundle = encodeBundle(Entries);
+    BundleSize = S->Bundle.size();
+  }
   for (const Loaded &O : Objects)
-    kpack_free_code_object(O.Data);
+    std::free(O.Data);
   S->Wrapper.Magic = HipfMagic;
   S->Wrapper.Version = WrapperVersion;
-  S->Wrapper.Binary = S->Bundle.data();
+  S->Wrapper.Binary =
+      S->LazyBundle ? static_cast<const void *>(S->LazyBundle)
+                    : static_cast<const void *>(S->Bundle.data());
   S->Wrapper.Reserved1 = 0;
 
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
-  SHIM_DEBUG("%s#%u: bundle of %zu code object(s), %zu bytes, built in %.3f ms",
-             BinaryPath.c_str(), CoIndex, Objects.size(), S->Bundle.size(), Ms);
+  SHIM_DEBUG("%s#%u: bundle of %zu code object(s), %zu bytes, %s in %.3f ms",
+             BinaryPath.c_str(), CoIndex, Objects.size(), BundleSize,
+             S->LazyBundle ? "header written (code objects load on first touch)"
+                           : "built",
+             Ms);
   return S;
 }
 

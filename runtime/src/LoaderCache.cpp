@@ -92,11 +92,10 @@ LoaderCache::archiveFor(const std::string &Path) {
   return S;
 }
 
-Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
-                                   std::string_view BinaryPath,
-                                   uint32_t CoIndex,
-                                   const std::vector<std::string> &Arches,
-                                   void *&Data, size_t &Size) {
+Status LoaderCache::search(const KpackMetadata &Ref,
+                           std::string_view BinaryPath, uint32_t CoIndex,
+                           const std::vector<std::string> &Arches,
+                           const FoundFn &Use) {
   const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
   const std::vector<std::string> &Requested =
       Env.ArchOverride.empty() ? Arches : Env.ArchOverride;
@@ -145,24 +144,11 @@ Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
                 Candidate.c_str(), Key.c_str());
           continue;
         }
-        void *Buffer = nullptr;
-        Status Err = Archive.read(*E, [&Buffer](size_t N) {
-          return Buffer = std::malloc(N ? N : 1);
-        });
+        Status Err = Use(Path, S, E, Candidate);
         if (Err) {
-          std::free(Buffer);
-          debug("  %s: reading '%s' for %s failed: %s; searching on",
-                Path.c_str(), Key.c_str(), Candidate.c_str(),
-                Err.message().c_str());
           ReadFailure = std::move(Err);
           continue;
         }
-        debug("  %s: loaded '%s' for %s (%llu bytes)", Path.c_str(),
-              Key.c_str(), Candidate.c_str(),
-              static_cast<unsigned long long>(E->OriginalSize));
-        ++Loads;
-        Data = Buffer;
-        Size = static_cast<size_t>(E->OriginalSize);
         return Status::ok();
       }
     }
@@ -186,6 +172,76 @@ Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
   debug("failed: no archive could be opened");
   return Status(KPACK_ERROR_ARCHIVE_NOT_FOUND,
                 "no archive could be opened for '" + Key + "'");
+}
+
+Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
+                                   std::string_view BinaryPath,
+                                   uint32_t CoIndex,
+                                   const std::vector<std::string> &Arches,
+                                   void *&Data, size_t &Size) {
+  const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
+  return search(Ref, BinaryPath, CoIndex, Arches,
+                [&](const std::string &Path, const std::shared_ptr<Slot> &S,
+                    const void *Found, const std::string &Candidate) {
+                  const auto &E = *static_cast<const ArchiveReader::Entry *>(Found);
+                  void *Buffer = nullptr;
+                  Status Err = S->Archive->read(E, [&Buffer](size_t N) {
+                    return Buffer = std::malloc(N ? N : 1);
+                  });
+                  if (Err) {
+                    std::free(Buffer);
+                    debug("  %s: reading '%s' for %s failed: %s; searching on",
+                          Path.c_str(), Key.c_str(), Candidate.c_str(),
+                          Err.message().c_str());
+                    return Err;
+                  }
+                  debug("  %s: loaded '%s' for %s (%llu bytes)", Path.c_str(),
+                        Key.c_str(), Candidate.c_str(),
+                        static_cast<unsigned long long>(E.OriginalSize));
+                  ++Loads;
+                  Data = Buffer;
+                  Size = static_cast<size_t>(E.OriginalSize);
+                  return Status::ok();
+                });
+}
+
+Status LoaderCache::locateCodeObject(const KpackMetadata &Ref,
+                                     std::string_view BinaryPath,
+                                     uint32_t CoIndex,
+                                     const std::vector<std::string> &Arches,
+                                     LocatedCodeObject &Out) {
+  const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
+  return search(Ref, BinaryPath, CoIndex, Arches,
+                [&](const std::string &Path, const std::shared_ptr<Slot> &S,
+                    const void *Found, const std::string &Candidate) {
+                  const auto &E = *static_cast<const ArchiveReader::Entry *>(Found);
+                  debug("  %s: located '%s' for %s (%llu bytes, not read)",
+                        Path.c_str(), Key.c_str(), Candidate.c_str(),
+                        static_cast<unsigned long long>(E.OriginalSize));
+                  Out.Archive = S->Archive;
+                  Out.Entry = Found;
+                  Out.ArchivePath = Path;
+                  Out.Target = Candidate;
+                  Out.Size = E.OriginalSize;
+                  return Status::ok();
+                });
+}
+
+Status LoaderCache::readLocated(
+    const LocatedCodeObject &Located,
+    const std::function<void *(size_t)> &Allocate) const {
+  if (!Located.Archive || !Located.Entry)
+    return Status(KPACK_ERROR_INVALID_ARGUMENT, "no code object located");
+  const auto &E = *static_cast<const ArchiveReader::Entry *>(Located.Entry);
+  Status Err = Located.Archive->read(E, Allocate);
+  if (Err)
+    debug("%s: reading '%s' for %s failed: %s", Located.ArchivePath.c_str(),
+          E.Key.c_str(), E.Arch.c_str(), Err.message().c_str());
+  else
+    debug("%s: read '%s' for %s (%llu bytes)", Located.ArchivePath.c_str(),
+          E.Key.c_str(), E.Arch.c_str(),
+          static_cast<unsigned long long>(E.OriginalSize));
+  return Err;
 }
 
 } // namespace kpack

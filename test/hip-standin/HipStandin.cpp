@@ -14,12 +14,25 @@
 //    CLR passes: the agent's full ISA name, then CLR's generic form of it);
 //  - check that every registered kernel has its "<name>.kd" symbol and every
 //    registered variable its symbol in the code object each agent received.
-// Like CLR, the code objects of a binary are resolved lazily: on the first
-// launch of one of its kernels, else when it is unregistered (at exit or
-// dlclose), else when the process exits. Kernels are never executed.
+// When the bundle's bytes are read is HIP_STANDIN_ACCESS's choice (the code
+// objects selected are copied, as ROCr's loader copies them, and checked from
+// the copy):
+//   (unset)        on the first launch of one of the binary's kernels, else
+//                  when it is unregistered (at exit or dlclose), else when
+//                  the process exits: every binary gets checked;
+//   clr-deferred   as a stock CLR with deferred loading (docs/shim.md): at
+//                  registration only the wrapper; at the first launch of one
+//                  of the binary's kernels the bundle header, then the
+//                  selected code objects; a binary none of whose kernels is
+//                  launched is never read (nor checked);
+//   eager          everything at registration (CLR with
+//                  HIP_ENABLE_DEFERRED_LOADING=0, or registering after the
+//                  runtime's initialisation).
+// Kernels are never executed.
 //
 // Environment (see docs/testing.md):
 //   HIP_STANDIN_AGENTS    comma-separated full target IDs, one per GPU agent
+//   HIP_STANDIN_ACCESS    clr-deferred | eager (above)
 //   HIP_STANDIN_LOG=1     one line per registration / selection / launch
 //   HIP_STANDIN_DUMP_DIR  write each received code object to
 //                         DIR/<binary index>.<agent, ':' -> '_'>.co
@@ -46,6 +59,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <link.h>
 #include <map>
 #include <memory>
@@ -90,6 +104,15 @@ struct Selection {
   bool AllResolved = false; ///< every kernel and variable found
 };
 
+/// The code object one agent received, copied out of the bundle.
+struct AgentCode {
+  bool Found = false;
+  std::vector<uint8_t> Bytes;
+  std::string Label; ///< the target the code object is for, for messages
+};
+
+enum class Access { UntilExit, ClrDeferred, Eager };
+
 struct FatBinary {
   unsigned Index = 0;
   uint32_t Magic = 0;
@@ -97,8 +120,10 @@ struct FatBinary {
   uint64_t Reserved1 = 0;
   std::vector<std::string> Kernels;   ///< device names
   std::vector<std::string> Variables; ///< device symbol names
-  bool Resolved = false;
+  bool Loaded = false;   ///< the bundle was read (Code is valid)
+  bool Resolved = false; ///< the code objects were checked (PerAgent)
   bool Unregistered = false;
+  std::vector<AgentCode> Code;
   std::vector<Selection> PerAgent;
 };
 
@@ -239,14 +264,23 @@ private:
   void log(const char *Fmt, ...) __attribute__((format(printf, 2, 3)));
   void error(const char *Fmt, ...) __attribute__((format(printf, 2, 3)));
   FatBinary *lookup(void **Handle, const char *What);
+  /// Reads FB's bundle; AfterAgent(I) runs once agent I's code object is
+  /// known (so that checks interleave with the loading, agent by agent).
+  void load(FatBinary &FB,
+            const std::function<void(size_t)> &AfterAgent = nullptr);
   void resolve(FatBinary &FB);
+  /// Whether the access pattern reads FB's bundle at unregistration or exit.
+  bool readsAtEnd(const FatBinary &FB) const {
+    return Mode == Access::UntilExit || FB.Loaded;
+  }
   void check(FatBinary &FB, size_t AgentIndex, const uint8_t *Data, size_t Size,
              const std::string &CodeObjectTarget);
   bool decodeHipf(FatBinary &FB, OffloadBundle &B);
-  void resolveHipk(FatBinary &FB, size_t AgentIndex);
+  void loadHipk(FatBinary &FB, size_t AgentIndex);
 
   std::mutex Mutex;
   bool Logging = false;
+  Access Mode = Access::UntilExit;
   std::string DumpDir;
   std::vector<Agent> Agents;
   bool AgentsValid = true;
@@ -268,6 +302,14 @@ Runtime::Runtime() {
   Logging = envFlag("HIP_STANDIN_LOG");
   if (const char *D = getenv("HIP_STANDIN_DUMP_DIR"))
     DumpDir = D;
+  if (const char *A = getenv("HIP_STANDIN_ACCESS"); A && *A) {
+    if (strcmp(A, "clr-deferred") == 0)
+      Mode = Access::ClrDeferred;
+    else if (strcmp(A, "eager") == 0)
+      Mode = Access::Eager;
+    else
+      error("HIP_STANDIN_ACCESS: '%s' is not clr-deferred or eager", A);
+  }
   const char *List = getenv("HIP_STANDIN_AGENTS");
   if (!List || !*List) {
     error("HIP_STANDIN_AGENTS is not set (comma-separated target IDs, one "
@@ -320,7 +362,7 @@ void **Runtime::registerFatBinary(const FatBinaryWrapper *W) {
   if (!W || readableExtent(W) < sizeof(FatBinaryWrapper)) {
     error("binary %u: fat binary wrapper %p is not readable memory", FB->Index,
           static_cast<const void *>(W));
-    FB->Resolved = true; // nothing to resolve
+    FB->Loaded = FB->Resolved = true; // nothing to resolve
   } else {
     FB->Magic = W->Magic;
     FB->Binary = W->Binary;
@@ -331,11 +373,13 @@ void **Runtime::registerFatBinary(const FatBinaryWrapper *W) {
     if (FB->Magic != HipfMagic && FB->Magic != HipkMagic) {
       error("binary %u: unknown fat binary wrapper magic %s", FB->Index,
             magicName(FB->Magic).c_str());
-      FB->Resolved = true;
+      FB->Loaded = FB->Resolved = true;
     } else if (W->Version != 1) {
       error("binary %u: unsupported fat binary wrapper version %u", FB->Index,
             W->Version);
-      FB->Resolved = true;
+      FB->Loaded = FB->Resolved = true;
+    } else if (Mode == Access::Eager) {
+      load(*FB);
     }
   }
   // The handle is opaque to the caller: it only passes it back to us.
@@ -396,8 +440,10 @@ bool Runtime::decodeHipf(FatBinary &FB, OffloadBundle &B) {
           FB.Index, FB.Binary);
     return false;
   }
+  // Only the header; the selected code objects are copied afterwards, as
+  // CLR's comgr lookup and loader do.
   std::string E = hipstandin::readOffloadBundle(
-      static_cast<const uint8_t *>(FB.Binary), Extent, B);
+      static_cast<const uint8_t *>(FB.Binary), Extent, B, /*HeaderOnly=*/true);
   if (!E.empty()) {
     error("binary %u (HIPF): invalid offload bundle: %s", FB.Index, E.c_str());
     return false;
@@ -411,16 +457,20 @@ bool Runtime::decodeHipf(FatBinary &FB, OffloadBundle &B) {
   return true;
 }
 
-void Runtime::resolve(FatBinary &FB) {
-  if (FB.Resolved)
+void Runtime::load(FatBinary &FB,
+                   const std::function<void(size_t)> &AfterAgent) {
+  if (FB.Loaded)
     return;
-  FB.Resolved = true;
-  FB.PerAgent.assign(Agents.size(), Selection());
+  FB.Loaded = true;
+  FB.Code.assign(Agents.size(), AgentCode());
   if (!AgentsValid)
     return;
   if (FB.Magic == HipkMagic) {
-    for (size_t I = 0; I < Agents.size(); ++I)
-      resolveHipk(FB, I);
+    for (size_t I = 0; I < Agents.size(); ++I) {
+      loadHipk(FB, I);
+      if (AfterAgent)
+        AfterAgent(I);
+    }
     return;
   }
   OffloadBundle B;
@@ -444,14 +494,37 @@ void Runtime::resolve(FatBinary &FB) {
             "(bundle offers: %s)",
             FB.Index, Agents[I].Name.c_str(),
             List.empty() ? "nothing" : List.c_str());
-      continue;
+    } else {
+      const OffloadBundle::Entry &E = B.Entries[Choices[I].Entry];
+      AgentCode &C = FB.Code[I];
+      C.Found = true;
+      C.Bytes.assign(B.payload(E), B.payload(E) + E.Size);
+      C.Label = codeObjectLabel(E.Id);
     }
-    const OffloadBundle::Entry &E = B.Entries[Choices[I].Entry];
-    check(FB, I, B.payload(E), E.Size, codeObjectLabel(E.Id));
+    if (AfterAgent)
+      AfterAgent(I);
   }
 }
 
-void Runtime::resolveHipk(FatBinary &FB, size_t AgentIndex) {
+void Runtime::resolve(FatBinary &FB) {
+  if (FB.Resolved)
+    return;
+  FB.Resolved = true;
+  FB.PerAgent.assign(Agents.size(), Selection());
+  auto Check = [&](size_t I) {
+    if (FB.Code[I].Found)
+      check(FB, I, FB.Code[I].Bytes.data(), FB.Code[I].Bytes.size(),
+            FB.Code[I].Label);
+  };
+  if (!FB.Loaded) {
+    load(FB, Check);
+    return;
+  }
+  for (size_t I = 0; I < FB.Code.size(); ++I)
+    Check(I);
+}
+
+void Runtime::loadHipk(FatBinary &FB, size_t AgentIndex) {
   const Agent &A = Agents[AgentIndex];
   if (!Cache && kpack_cache_create(&Cache) != KPACK_SUCCESS) {
     error("binary %u (HIPK): kpack_cache_create failed", FB.Index);
@@ -493,8 +566,11 @@ void Runtime::resolveHipk(FatBinary &FB, size_t AgentIndex) {
   if (hipstandin::readCodeObject(static_cast<const uint8_t *>(Data), Size, Info)
           .empty())
     Target = Info.TargetId;
-  check(FB, AgentIndex, static_cast<const uint8_t *>(Data), Size,
-        Target.empty() ? std::string("?") : Target);
+  AgentCode &C = FB.Code[AgentIndex];
+  C.Found = true;
+  C.Bytes.assign(static_cast<const uint8_t *>(Data),
+                 static_cast<const uint8_t *>(Data) + Size);
+  C.Label = Target.empty() ? std::string("?") : Target;
   kpack_free_code_object(Data);
 }
 
@@ -557,9 +633,11 @@ void Runtime::unregisterFatBinary(void **Handle) {
     error("binary %u unregistered twice", FB->Index);
     return;
   }
-  resolve(*FB);
+  if (readsAtEnd(*FB))
+    resolve(*FB);
   FB->Unregistered = true;
-  log("binary %u unregistered", FB->Index);
+  log("binary %u unregistered%s", FB->Index,
+      FB->Loaded ? "" : " (no kernel launched: bundle never read)");
 }
 
 int Runtime::launch(const void *HostFunction, Dim3 Grid, Dim3 Block,
@@ -572,6 +650,9 @@ int Runtime::launch(const void *HostFunction, Dim3 Grid, Dim3 Block,
   }
   FatBinary &FB = *It->second.first;
   const std::string &Name = FB.Kernels[It->second.second];
+  if (!FB.Loaded && Mode != Access::UntilExit)
+    log("binary %u first launch (%s): reading its code objects", FB.Index,
+        Name.c_str());
   resolve(FB);
   // The current device is agent 0 (the stand-in has no hipSetDevice).
   bool Ok = !FB.PerAgent.empty() && FB.PerAgent[0].Found &&
@@ -593,7 +674,8 @@ void Runtime::finish() {
   Finished = true;
   // Binaries never unregistered (no atexit ran, or never dlclose'd).
   for (auto &FB : Binaries)
-    resolve(*FB);
+    if (readsAtEnd(*FB))
+      resolve(*FB);
   size_t Kernels = 0, Variables = 0;
   for (auto &FB : Binaries) {
     bool Everywhere = !FB->PerAgent.empty();

@@ -163,7 +163,7 @@ std::string decompressCcob(const uint8_t *Data, size_t Size, OffloadBundle &B) {
 } // namespace
 
 std::string readOffloadBundle(const uint8_t *Data, size_t Size,
-                              OffloadBundle &Out) {
+                              OffloadBundle &Out, bool HeaderOnly) {
   Out = OffloadBundle();
   if (Size >= 4 && std::memcmp(Data, "CCOB", 4) == 0) {
     if (std::string E = decompressCcob(Data, Size, Out); !E.empty())
@@ -187,10 +187,18 @@ std::string readOffloadBundle(const uint8_t *Data, size_t Size,
     uint64_t IdSize = readLE<uint64_t>(Data + Pos + 16);
     if (IdSize > Size - Pos - 24)
       return "entry ID outside the bundle";
+    if (HeaderOnly)
+      Out.Entries.push_back(
+          {std::string(reinterpret_cast<const char *>(Data + Pos + 24), IdSize),
+           Offset, EntrySize});
     Pos += 24 + IdSize;
     if (Offset > Size || EntrySize > Size - Offset)
       return "entry " + std::to_string(I) + " lies outside the readable memory";
     End = std::max<uint64_t>(End, std::max<uint64_t>(Pos, Offset + EntrySize));
+  }
+  if (HeaderOnly) {
+    Out.Source = Data;
+    return "";
   }
   Out.Bytes.assign(Data, Data + End);
   return readEntries(Out);

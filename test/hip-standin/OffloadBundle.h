@@ -26,19 +26,24 @@ struct OffloadBundle {
   bool Compressed = false;
   unsigned CcobVersion = 0; ///< 1..3 if Compressed
   std::string Compression;  ///< "zlib" or "zstd" if Compressed
-  /// The uncompressed bundle (a copy, so that it outlives the input).
+  /// The uncompressed bundle (a copy, so that it outlives the input), or
+  /// empty when only the header was read (then the payloads are at Source).
   std::vector<uint8_t> Bytes;
+  const uint8_t *Source = nullptr;
   std::vector<Entry> Entries;
 
   const uint8_t *payload(const Entry &E) const {
-    return Bytes.data() + E.Offset;
+    return (Source ? Source : Bytes.data()) + E.Offset;
   }
 };
 
 /// Reads the bundle at Data; Size bounds every read (the bundle may be
-/// shorter: the rest is ignored). Returns "" or an error message.
+/// shorter: the rest is ignored). Returns "" or an error message. With
+/// HeaderOnly an uncompressed bundle is read as CLR's comgr lookup reads it:
+/// the entry table only, payloads left where they are (Source); a compressed
+/// one is always decompressed whole, as CLR does.
 std::string readOffloadBundle(const uint8_t *Data, size_t Size,
-                              OffloadBundle &Out);
+                              OffloadBundle &Out, bool HeaderOnly = false);
 
 } // namespace hipstandin
 

@@ -32,6 +32,21 @@ struct BundleInput {
   size_t Size = 0;
 };
 
+/// Where encodeBundle puts things: its header bytes (magic, count, entry
+/// table; zero padding up to the first payload not included), each entry's
+/// payload offset, and the bundle's total size.
+struct BundleLayout {
+  std::vector<uint8_t> Header;
+  std::vector<uint64_t> Offsets;
+  uint64_t TotalSize = 0;
+};
+
+/// The layout of encodeBundle(Entries, Align) from the entries' ids and
+/// sizes alone (Data is not read): for a bundle whose payloads are written
+/// later (the registration shim's lazy bundles).
+BundleLayout layoutBundle(const std::vector<BundleInput> &Entries,
+                          uint64_t Align = 4096);
+
 /// Writes an uncompressed bundle, payloads aligned to Align from bundle start
 /// (clang uses 4096), entries in the given order. Deterministic. Throws only
 /// std::bad_alloc.

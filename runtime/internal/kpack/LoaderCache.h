@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,16 @@ struct LoaderStats {
   uint64_t PathLookups = 0;  // filesystem probes (realpath) of search paths
   uint64_t ArchiveOpens = 0; // ArchiveReader::open calls
   uint64_t Loads = 0;        // successful code-object loads
+};
+
+/// Where a code object is, found without reading it (locateCodeObject).
+/// Holds the archive open; Entry points into it.
+struct LocatedCodeObject {
+  std::shared_ptr<const ArchiveReader> Archive;
+  const void *Entry = nullptr; ///< the ArchiveReader::Entry
+  std::string ArchivePath;     ///< as searched, for messages
+  std::string Target;          ///< the archive's target ID for the entry
+  uint64_t Size = 0;           ///< uncompressed size, from the TOC
 };
 
 class LoaderCache {
@@ -54,6 +65,19 @@ public:
                         uint32_t CoIndex, const std::vector<std::string> &Arches,
                         void *&Data, size_t &Size);
 
+  /// loadCodeObject without reading: the first entry the same search finds,
+  /// with its uncompressed size from the TOC; same errors (no read error is
+  /// possible). Read it with readLocated, from any thread, while Out lives.
+  Status locateCodeObject(const KpackMetadata &Ref,
+                          std::string_view BinaryPath, uint32_t CoIndex,
+                          const std::vector<std::string> &Arches,
+                          LocatedCodeObject &Out);
+
+  /// Reads and decompresses a located code object into Allocate(Size)
+  /// (ArchiveReader::read).
+  Status readLocated(const LocatedCodeObject &Located,
+                     const std::function<void *(size_t)> &Allocate) const;
+
   /// Reports to stderr under ROCM_KPACK_DEBUG.
   void debug(const char *Format, ...) const
       __attribute__((format(printf, 2, 3)));
@@ -61,6 +85,16 @@ public:
 private:
   struct Slot;
   std::shared_ptr<Slot> archiveFor(const std::string &Path);
+  /// The search of loadCodeObject; Use is called for each entry found and
+  /// ends the search when it succeeds; its last failure is returned if none
+  /// does.
+  using FoundFn = std::function<Status(const std::string &Path,
+                                       const std::shared_ptr<Slot> &S,
+                                       const void *Entry,
+                                       const std::string &Candidate)>;
+  Status search(const KpackMetadata &Ref, std::string_view BinaryPath,
+                uint32_t CoIndex, const std::vector<std::string> &Arches,
+                const FoundFn &Use);
 
   KpackEnvironment Env;
   mutable std::mutex Mutex;

@@ -3,7 +3,9 @@
  *   {"kernel_name": KPACK_NAME, "kpack_search_paths": [KPACK_SEARCH_PATH]},
  * is a constant in the binary, as the kpack tools write it; KPACK_NAME and
  * KPACK_SEARCH_PATH are string macros (at most 255 bytes each), the
- * code-object index is KPACK_CO_INDEX (default 0). With KPACK_NO_MAIN the
+ * code-object index is KPACK_CO_INDEX (default 0). With KPACK_LAUNCH main
+ * launches kpk_add once through hipLaunchKernel (the stand-in runtime's
+ * "first launch" of the binary). With KPACK_NO_MAIN the
  * object has no main, so that several (one per "translation unit") can be
  * linked together. C, so that the msgpack strings can be char arrays without
  * a terminating NUL. */
@@ -66,8 +68,21 @@ __attribute__((destructor)) static void unregisterBinary(void) {
 }
 
 #ifndef KPACK_NO_MAIN
+#ifdef KPACK_LAUNCH
+typedef struct {
+  unsigned X, Y, Z;
+} Dim3;
+int hipLaunchKernel(const void *HostFunction, Dim3 Grid, Dim3 Block,
+                    void **Args, size_t SharedMem, void *Stream);
+#endif
+
 int main(void) {
   fprintf(stderr, "host: main ran\n");
+#ifdef KPACK_LAUNCH
+  Dim3 One = {1, 1, 1};
+  int Err = hipLaunchKernel((const void *)&kpkAddStub, One, One, 0, 0, 0);
+  fprintf(stderr, "host: hipLaunchKernel(kpk_add) returned %d\n", Err);
+#endif
   return 0;
 }
 #endif

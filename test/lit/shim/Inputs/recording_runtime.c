@@ -32,11 +32,17 @@ static void record(const char *Id, const uint8_t *Data, uint64_t Size) {
   for (char *C = Path + strlen(Dir) + 1; *C; ++C)
     if (*C == ':')
       *C = '_';
-  FILE *F = fopen(Path, "wb");
+  /* Copied first, as a runtime's loader copies a code object: the shim's
+   * lazy bundles serve user-mode reads only (UFFD_USER_MODE_ONLY), so
+   * handing an unread payload straight to write(2) would fail (EFAULT). */
+  uint8_t *Copy = malloc(Size);
+  FILE *F = Copy ? fopen(Path, "wb") : NULL;
   if (F) {
-    fwrite(Data, 1, Size, F);
+    memcpy(Copy, Data, Size);
+    fwrite(Copy, 1, Size, F);
     fclose(F);
   }
+  free(Copy);
 }
 
 void **__hipRegisterFatBinary(const struct Wrapper *W) {

@@ -1,0 +1,252 @@
+//===- LazyBundleTest.cpp - Lazy bundles filled on first touch ------------===//
+
+#include "LazyBundle.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using namespace kpack::shim;
+
+namespace {
+
+constexpr uint64_t Page = 4096;
+
+/// The byte payload P holds at offset I.
+uint8_t patternByte(unsigned P, uint64_t I) {
+  return uint8_t((I * 131 + P * 7 + 1) & 0xff);
+}
+
+struct Fixture {
+  std::vector<std::shared_ptr<std::atomic<int>>> Calls;
+  std::vector<LazyPayload> Payloads;
+  std::vector<uint8_t> Header;
+  uint64_t TotalSize = 0;
+
+  /// Payload sizes; each at the next page boundary after the header page.
+  Fixture(const std::vector<uint64_t> &Sizes, int FailIndex = -1,
+          int SleepMs = 0) {
+    Header.assign(100, 'H');
+    uint64_t Offset = Page;
+    for (unsigned P = 0; P < Sizes.size(); ++P) {
+      auto Count = std::make_shared<std::atomic<int>>(0);
+      Calls.push_back(Count);
+      LazyPayload L;
+      L.Offset = Offset;
+      L.Size = Sizes[P];
+      L.Name = "payload " + std::to_string(P);
+      const bool Fail = int(P) == FailIndex;
+      const uint64_t Size = Sizes[P];
+      L.Fill = [Count, P, Fail, Size, SleepMs](uint8_t *Dest,
+                                               std::string &Error) {
+        ++*Count;
+        if (SleepMs)
+          std::this_thread::sleep_for(std::chrono::milliseconds(SleepMs));
+        if (Fail) {
+          Error = "corrupt on purpose";
+          return false;
+        }
+        for (uint64_t I = 0; I < Size; ++I)
+          Dest[I] = patternByte(P, I);
+        return true;
+      };
+      Payloads.push_back(std::move(L));
+      Offset = (Offset + Sizes[P] + Page - 1) / Page * Page;
+    }
+    TotalSize = Offset;
+  }
+};
+
+bool isMapped(const void *P) {
+  return msync(const_cast<void *>(P), Page, MS_ASYNC) == 0;
+}
+
+TEST(ShimLazyBundle, Available) {
+  std::string Why;
+  ASSERT_TRUE(lazyBundlesAvailable(Why)) << Why;
+}
+
+TEST(ShimLazyBundle, NothingFilledBeforeFirstTouchOfThatPayload) {
+  Fixture F({10000, 5000});
+  std::string Error;
+  const LazyBundleStats Before = lazyBundleStats();
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_TRUE(lazyBundleStats().HandlerRunning);
+  // The header is there; no payload was filled for reading it.
+  EXPECT_EQ(std::memcmp(B, F.Header.data(), F.Header.size()), 0);
+  EXPECT_EQ(*F.Calls[0] + *F.Calls[1], 0);
+  // Touching the second payload's last byte fills that payload only, whole.
+  const uint64_t Off1 = F.Payloads[1].Offset;
+  EXPECT_EQ(B[Off1 + 4999], patternByte(1, 4999));
+  EXPECT_EQ(*F.Calls[0], 0);
+  EXPECT_EQ(*F.Calls[1], 1);
+  for (uint64_t I = 0; I < 5000; ++I)
+    ASSERT_EQ(B[Off1 + I], patternByte(1, I)) << I;
+  // The rest of its last page is zero padding.
+  EXPECT_EQ(B[Off1 + 5000], 0);
+  EXPECT_EQ(*F.Calls[1], 1);
+  EXPECT_EQ(lazyBundleStats().Filled, Before.Filled + 1);
+  EXPECT_EQ(releaseLazyBundle(B), 1u);
+  EXPECT_EQ(*F.Calls[0], 0);
+}
+
+TEST(ShimLazyBundle, ReleaseUnmapsAndStopsTheHandler) {
+  Fixture F({Page * 3});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_EQ(B[F.Payloads[0].Offset + 1], patternByte(0, 1));
+  EXPECT_TRUE(isMapped(B));
+  EXPECT_EQ(lazyBundleStats().Live, 1u);
+  EXPECT_EQ(releaseLazyBundle(B), 1u);
+  EXPECT_FALSE(isMapped(B));
+  EXPECT_FALSE(isMapped(B + F.Payloads[0].Offset));
+  const LazyBundleStats After = lazyBundleStats();
+  EXPECT_EQ(After.Live, 0u);
+  EXPECT_FALSE(After.HandlerRunning);
+  // A new bundle starts the handler again.
+  const uint8_t *C =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(C, nullptr) << Error;
+  EXPECT_EQ(C[F.Payloads[0].Offset + 2], patternByte(0, 2));
+  EXPECT_EQ(releaseLazyBundle(C), 1u);
+  // Anything else is not ours: ignored.
+  EXPECT_EQ(releaseLazyBundle(F.Header.data()), 0u);
+}
+
+TEST(ShimLazyBundle, ConcurrentFirstTouches) {
+  // Four 1 MiB payloads, each Fill slow enough that touches pile up; sixteen
+  // threads touch pages of all of them, starting together.
+  const uint64_t Size = 1 << 20;
+  Fixture F({Size, Size, Size, Size}, -1, /*SleepMs=*/20);
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  std::atomic<bool> Go{false};
+  std::atomic<int> Mismatches{0};
+  std::vector<std::thread> Threads;
+  for (unsigned T = 0; T < 16; ++T)
+    Threads.emplace_back([&, T] {
+      while (!Go)
+        std::this_thread::yield();
+      for (unsigned K = 0; K < 4; ++K) {
+        unsigned P = (T + K) % 4;
+        uint64_t I = (uint64_t(T) * 65537 + K * 4099) % Size;
+        if (B[F.Payloads[P].Offset + I] != patternByte(P, I))
+          ++Mismatches;
+      }
+    });
+  Go = true;
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Mismatches, 0);
+  for (unsigned P = 0; P < 4; ++P)
+    EXPECT_EQ(*F.Calls[P], 1) << "payload " << P;
+  EXPECT_EQ(releaseLazyBundle(B), 4u);
+}
+
+TEST(ShimLazyBundle, FailedFillServesZerosOnce) {
+  Fixture F({8000, 100}, /*FailIndex=*/0);
+  std::string Error;
+  const LazyBundleStats Before = lazyBundleStats();
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  const uint8_t *P0 = B + F.Payloads[0].Offset;
+  for (uint64_t I = 0; I < 8000; I += 997)
+    EXPECT_EQ(P0[I], 0) << I;
+  EXPECT_EQ(*F.Calls[0], 1);
+  EXPECT_EQ(lazyBundleStats().FillFailures, Before.FillFailures + 1);
+  // The other payload is unaffected.
+  EXPECT_EQ(B[F.Payloads[1].Offset + 99], patternByte(1, 99));
+  releaseLazyBundle(B);
+}
+
+TEST(ShimLazyBundle, ForkChildReadsWithoutHanging) {
+  Fixture F({Page, Page});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_EQ(B[F.Payloads[0].Offset + 5], patternByte(0, 5)); // filled
+  pid_t Child = fork();
+  ASSERT_GE(Child, 0);
+  if (Child == 0) {
+    // The filled payload was copied by fork; the other one lost its
+    // userfaultfd registration and reads as zeros.
+    bool Ok = B[F.Payloads[0].Offset + 5] == patternByte(0, 5) &&
+              B[F.Payloads[1].Offset + 5] == 0;
+    _exit(Ok ? 0 : 1);
+  }
+  int Status = 0;
+  pid_t Done = 0;
+  for (int I = 0; I < 1000 && Done == 0; ++I) {
+    Done = waitpid(Child, &Status, WNOHANG);
+    if (Done == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (Done == 0) {
+    kill(Child, SIGKILL);
+    waitpid(Child, &Status, 0);
+    FAIL() << "the fork child hung reading a lazy bundle";
+  }
+  ASSERT_TRUE(WIFEXITED(Status));
+  EXPECT_EQ(WEXITSTATUS(Status), 0);
+  // The parent still fills on first touch.
+  EXPECT_EQ(B[F.Payloads[1].Offset + 5], patternByte(1, 5));
+  EXPECT_EQ(releaseLazyBundle(B), 2u);
+}
+
+TEST(ShimLazyBundle, LaterPayloadsFromPreparedStagingMemory) {
+  // After the first fill the handler prepares populated staging memory
+  // between faults (sized for the largest payload left); later payloads,
+  // smaller and equal to it, come out intact, tails zero.
+  const uint64_t Big = 2 << 20;
+  Fixture F({3 * Page + 100, Page - 1, Big, 5000});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  auto Check = [&](unsigned P) {
+    const uint8_t *D = B + F.Payloads[P].Offset;
+    const uint64_t Size = F.Payloads[P].Size;
+    for (uint64_t I = 0; I < Size; ++I)
+      if (D[I] != patternByte(P, I))
+        return false;
+    for (uint64_t I = Size; I % Page; ++I)
+      if (D[I] != 0)
+        return false;
+    return true;
+  };
+  for (unsigned P : {0u, 1u, 3u, 2u}) {
+    EXPECT_TRUE(Check(P)) << "payload " << P;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (unsigned P = 0; P < 4; ++P)
+    EXPECT_EQ(*F.Calls[P], 1) << "payload " << P;
+  EXPECT_EQ(releaseLazyBundle(B), 4u);
+}
+
+TEST(ShimLazyBundle, RejectsPayloadsOverlappingTheHeader) {
+  Fixture F({100});
+  F.Payloads[0].Offset = 0;
+  std::string Error;
+  EXPECT_EQ(createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error),
+            nullptr);
+  EXPECT_FALSE(Error.empty());
+}
+
+} // namespace
