@@ -36,6 +36,8 @@ namespace link {
 Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
                         StringRef Origin) {
   auto [It, Inserted] = Bundles.try_emplace(Key, Bundle);
+  if (Inserted)
+    Origins[Key] = Origin.str();
   if (!Inserted && It->second != Bundle)
     return createStringError("%s: content key 0x%016llx names two different "
                              "offload bundles",
@@ -46,6 +48,11 @@ Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
 const ArrayRef<uint8_t> *PayloadStore::find(uint64_t Key) const {
   auto It = Bundles.find(Key);
   return It == Bundles.end() ? nullptr : &It->second;
+}
+
+StringRef PayloadStore::origin(uint64_t Key) const {
+  auto It = Origins.find(Key);
+  return It == Origins.end() ? StringRef() : StringRef(It->second);
 }
 
 //===----------------------------------------------------------------------===//

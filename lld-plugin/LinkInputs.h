@@ -37,6 +37,8 @@ public:
                   llvm::StringRef Origin);
   /// The bundle for Key, or nullptr.
   const llvm::ArrayRef<uint8_t> *find(uint64_t Key) const;
+  /// The input Key was first seen in (for messages), or "".
+  llvm::StringRef origin(uint64_t Key) const;
   void keepAlive(std::unique_ptr<llvm::MemoryBuffer> Buffer) {
     Buffers.push_back(std::move(Buffer));
   }
@@ -49,6 +51,7 @@ public:
 
 private:
   llvm::DenseMap<uint64_t, llvm::ArrayRef<uint8_t>> Bundles;
+  llvm::DenseMap<uint64_t, std::string> Origins;
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> Buffers;
   std::vector<std::unique_ptr<llvm::object::Archive>> Archives;
 };

@@ -18,6 +18,8 @@
 
 #include "kpack/Convert.h"
 #include "kpack/HostBinary.h"
+#include "kpack/LLVMError.h"
+#include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -42,9 +44,6 @@ namespace {
 using ELFT = ELF64LE;
 constexpr char KpackRefName[] = ".rocm_kpack_ref";
 
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 /// A plain copy of an image's ELF headers.
@@ -345,7 +344,7 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
     auto New = L.map(S.sh_offset, S.sh_type == ELF::SHT_NOBITS ? 0 : S.sh_size);
     if (!New)
       return makeError("section " + Twine(I) + " (" +
-                       sectionName(File, H, H.Shdrs[I]) +
+                       quoteInput(sectionName(File, H, H.Shdrs[I])) +
                        ") lies in the removed range");
     S.sh_offset = *New;
   }
@@ -637,7 +636,7 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
     const auto *Load = LoadFor(*NewH, S.sh_addr, S.sh_size);
     if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
       return makeError("section " + Twine(I) + " (" +
-                       sectionName(NewFile, *NewH, S) +
+                       quoteInput(sectionName(NewFile, *NewH, S)) +
                        ") is not backed by its PT_LOAD");
     const uint8_t *A = OldFile.data() + Old.sh_offset;
     const uint8_t *B = NewFile.data() + S.sh_offset;
@@ -658,7 +657,7 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       continue;
     }
     return makeError("the bytes of section " + Twine(I) + " (" +
-                     sectionName(NewFile, *NewH, S) + ") changed");
+                     quoteInput(sectionName(NewFile, *NewH, S)) + ") changed");
   }
   return Error::success();
 }

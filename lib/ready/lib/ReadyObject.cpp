@@ -10,6 +10,7 @@
 
 #include "kpack/ReadyObject.h"
 #include "kpack/BundleCodec.h"
+#include "kpack/LLVMError.h"
 
 #include "llvm/ObjCopy/ConfigManager.h"
 #include "llvm/ObjCopy/ObjCopy.h"
@@ -23,10 +24,6 @@ using namespace llvm::object;
 
 namespace kpack {
 namespace ready {
-
-static Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 bool hasFatbinSection(const ObjectFile &Obj) {
   for (const SectionRef &Sec : Obj.sections()) {
