@@ -126,6 +126,9 @@ public:
   /// Fills Out; Out.Substitute is set if the file had to be rewritten (to
   /// TempPath).
   Error run(StringRef Path);
+  /// The file's bytes: the rewritten bytes if it was fat, nullptr if it is
+  /// used as is. Payload records are collected either way.
+  Expected<Bytes> processFile(MemoryBufferRef Buf);
 
 private:
   /// For an object or bitcode module: the rewritten bytes if it was fat,
@@ -349,27 +352,19 @@ Error FilePreparer::writeTemp(const MemoryBuffer &Buf) {
   return Error::success();
 }
 
+Expected<Bytes> FilePreparer::processFile(MemoryBufferRef Buf) {
+  if (identify_magic(Buf.getBuffer()) == file_magic::archive)
+    return processArchive(Buf);
+  return processMember(Buf);
+}
+
 Error FilePreparer::run(StringRef Path) {
   auto BufOrErr = MemoryBuffer::getFile(Path, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   if (!BufOrErr)
     return Error::success(); // missing inputs are lld's to report
   Bytes Buf = std::move(*BufOrErr);
-  MemoryBufferRef Ref = Buf->getMemBufferRef();
-  Expected<Bytes> New = nullptr;
-  switch (identify_magic(Buf->getBuffer())) {
-  case file_magic::archive:
-    New = processArchive(Ref);
-    break;
-  case file_magic::elf_relocatable:
-    New = processObject(Ref);
-    break;
-  case file_magic::bitcode:
-    New = processBitcode(Ref);
-    break;
-  default:
-    return Error::success();
-  }
+  Expected<Bytes> New = processFile(Buf->getMemBufferRef());
   if (!New)
     return New.takeError();
   // Payload records of unmodified inputs point into Buf.
@@ -383,6 +378,23 @@ Error FilePreparer::run(StringRef Path) {
   // Objects' payloads point into the rewritten bytes.
   Out.Keep.push_back(std::move(*New));
   return Error::success();
+}
+
+Expected<std::unique_ptr<MemoryBuffer>> readLinkInput(MemoryBufferRef Buf,
+                                                      PayloadStore &Store) {
+  PreparedFile P;
+  FilePreparer Preparer(/*TempPath=*/"", P);
+  Expected<Bytes> New = Preparer.processFile(Buf);
+  if (!New)
+    return New.takeError();
+  for (const PreparedFile::Record &R : P.Records)
+    if (Error E = Store.add(R.Key, R.Bundle, R.Origin))
+      return std::move(E);
+  for (Bytes &B : P.Keep)
+    Store.keepAlive(std::move(B));
+  for (std::unique_ptr<Archive> &A : P.KeepArchives)
+    Store.keepAlive(std::move(A));
+  return std::move(*New);
 }
 
 //===----------------------------------------------------------------------===//

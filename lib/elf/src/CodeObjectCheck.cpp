@@ -13,6 +13,34 @@
 using namespace llvm;
 using namespace kpack;
 
+namespace {
+
+/// True if LLVM names the processor of this EF_AMDGPU_MACH value. For any
+/// other value ELFObjectFile::tryGetCPUName reaches llvm_unreachable, which
+/// is undefined behaviour in a release libLLVM (found by the fuzzer: a
+/// garbage StringRef), so it must not be asked.
+bool isNamedAmdgcnMach(unsigned Mach) {
+  using namespace ELF;
+  if (Mach < EF_AMDGPU_MACH_AMDGCN_FIRST || Mach > EF_AMDGPU_MACH_AMDGCN_LAST)
+    return false;
+  switch (Mach) {
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X27:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X40:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X4B:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X4D:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X50:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X56:
+  case EF_AMDGPU_MACH_AMDGCN_RESERVED_0X57:
+    return false;
+  default:
+    // Values between the last named processor and the last value are unused.
+    return Mach <= EF_AMDGPU_MACH_AMDGCN_GFX1251 ||
+           Mach == EF_AMDGPU_MACH_AMDGCN_LAST;
+  }
+}
+
+} // namespace
+
 Expected<std::optional<TargetId>>
 kpack::codeObjectTarget(ArrayRef<uint8_t> Bytes) {
   StringRef Data(reinterpret_cast<const char *>(Bytes.data()), Bytes.size());
@@ -34,6 +62,10 @@ kpack::codeObjectTarget(ArrayRef<uint8_t> Bytes) {
   auto *Elf = dyn_cast<object::ELF64LEObjectFile>(ObjOr->get());
   if (!Elf || Elf->getELFFile().getHeader().e_machine != ELF::EM_AMDGPU)
     return std::nullopt;
+  unsigned Mach = Elf->getELFFile().getHeader().e_flags & ELF::EF_AMDGPU_MACH;
+  if (!isNamedAmdgcnMach(Mach))
+    return makeError("AMDGPU ELF with an unknown EF_AMDGPU_MACH 0x" +
+                     Twine::utohexstr(Mach));
   std::optional<StringRef> Cpu = Elf->tryGetCPUName();
   if (!Cpu || Cpu->empty())
     return makeError("AMDGPU ELF with an unknown EF_AMDGPU_MACH");

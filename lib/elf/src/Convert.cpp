@@ -139,6 +139,8 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   // Archive paths and the search paths that find them.
   std::map<std::string, std::string> ArchiveFor; // target ID -> path
   std::vector<std::string> SearchPaths = Opts.SearchPaths;
+  // Created once the rewrite has succeeded: bad input leaves no trace.
+  std::vector<std::string> Dirs;
   if (!Opts.KpackDir.empty()) {
     std::string Dir = absolutePath(Opts.KpackDir);
     for (const std::string &T : Targets)
@@ -146,24 +148,16 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     if (SearchPaths.empty())
       SearchPaths.push_back(searchPathFromBinary(
           OutputAbs, perTargetArchivePath(Dir, Name, "@GFXARCH@")));
-    if (std::error_code EC = sys::fs::create_directories(Dir))
-      return makeError("cannot create '" + Dir + "': " + EC.message());
+    Dirs.push_back(Dir);
   } else {
     std::string Path = absolutePath(Opts.KpackOutput);
     if (SearchPaths.empty())
       SearchPaths.push_back(searchPathFromBinary(OutputAbs, Path));
     if (Path == OutputAbs || Path == absolutePath(Opts.Input))
       return makeError("the archive would overwrite a host binary");
-    if (std::error_code EC =
-            sys::fs::create_directories(sys::path::parent_path(Path)))
-      return makeError("cannot create the directory of '" + Path +
-                       "': " + EC.message());
+    Dirs.push_back(sys::path::parent_path(Path).str());
   }
-
-  if (std::error_code EC =
-          sys::fs::create_directories(sys::path::parent_path(OutputAbs)))
-    return makeError("cannot create the directory of '" + Opts.Output +
-                     "': " + EC.message());
+  Dirs.push_back(sys::path::parent_path(OutputAbs).str());
 
   KpackMetadata Meta{Name, SearchPaths};
   std::vector<uint8_t> MetaBytes;
@@ -175,6 +169,10 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   auto NewImage = rewriteHostBinary(Image, *Host, MetaBytes);
   if (!NewImage)
     return NewImage.takeError();
+  for (const std::string &Dir : Dirs)
+    if (std::error_code EC = sys::fs::create_directories(Dir))
+      return makeError("cannot create directory '" + Dir +
+                       "': " + EC.message());
 
   // Archive entries: code objects of uncompressed bundles are read straight
   // from the input file; compressed bundles are decoded once.

@@ -79,6 +79,9 @@ Expected<Headers> readHeaders(ArrayRef<uint8_t> File) {
   return H;
 }
 
+StringRef sectionName(ArrayRef<uint8_t> File, const Headers &H,
+                      const ELF::Elf64_Shdr &S);
+
 bool inFile(ArrayRef<uint8_t> File, uint64_t Offset, uint64_t Size) {
   return Offset <= File.size() && Size <= File.size() - Offset;
 }
@@ -104,6 +107,67 @@ Error checkRanges(ArrayRef<uint8_t> File, const Headers &H) {
   return Error::success();
 }
 
+bool isLoad(const ELF::Elf64_Phdr &P) { return P.p_type == ELF::PT_LOAD; }
+
+/// The PT_LOAD whose file part holds [VAddr, VAddr + Size), or nullptr.
+const ELF::Elf64_Phdr *loadHolding(const Headers &H, uint64_t VAddr,
+                                   uint64_t Size) {
+  for (const auto &P : H.Phdrs)
+    if (isLoad(P) && VAddr >= P.p_vaddr && VAddr - P.p_vaddr <= P.p_filesz &&
+        Size <= P.p_filesz - (VAddr - P.p_vaddr))
+      return &P;
+  return nullptr;
+}
+
+/// What a loadable image must satisfy for its file to be the memory image:
+/// PT_LOADs sorted and disjoint, offset and address congruent modulo the
+/// alignment; every other segment with contents (PT_GNU_RELRO aside) and
+/// every allocated section with contents at the file offset its PT_LOAD
+/// gives its address. The converter checks its input with it (a violation
+/// is bad input) and its output (a violation is its own bug). Expects
+/// checkRanges to have passed.
+Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
+  const ELF::Elf64_Phdr *Prev = nullptr;
+  for (size_t I = 0; I < H.Phdrs.size(); ++I) {
+    const auto &P = H.Phdrs[I];
+    if (!isLoad(P) && P.p_filesz == 0)
+      continue;
+    if (P.p_filesz > P.p_memsz)
+      return makeError("program header " + Twine(I) +
+                       " has p_filesz > p_memsz");
+    if (!isLoad(P))
+      continue;
+    if (P.p_align > 1 && P.p_offset % P.p_align != P.p_vaddr % P.p_align)
+      return makeError("PT_LOAD at " + hex(P.p_vaddr) +
+                       ": offset and address disagree modulo alignment");
+    if (Prev && P.p_vaddr < Prev->p_vaddr + Prev->p_memsz)
+      return makeError("PT_LOAD segments unsorted or overlapping at " +
+                       hex(P.p_vaddr));
+    Prev = &P;
+  }
+  for (size_t I = 0; I < H.Phdrs.size(); ++I) {
+    const auto &P = H.Phdrs[I];
+    if (isLoad(P) || P.p_filesz == 0 || P.p_type == ELF::PT_GNU_RELRO)
+      continue;
+    const auto *Load = loadHolding(H, P.p_vaddr, P.p_filesz);
+    if (!Load || P.p_offset != Load->p_offset + (P.p_vaddr - Load->p_vaddr))
+      return makeError("program header " + Twine(I) +
+                       " is not backed by its PT_LOAD");
+  }
+  for (size_t I = 1; I < H.Shdrs.size(); ++I) {
+    const auto &S = H.Shdrs[I];
+    if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS ||
+        S.sh_size == 0)
+      continue;
+    const auto *Load = loadHolding(H, S.sh_addr, S.sh_size);
+    if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
+      return makeError("section " + Twine(I) + " (" +
+                       quoteInput(sectionName(File, H, S)) +
+                       ") is not backed by its PT_LOAD");
+  }
+  return Error::success();
+}
+
 /// A run of old file bytes placed at a new offset.
 struct Chunk {
   uint64_t OldBegin, OldEnd, NewBegin;
@@ -120,8 +184,6 @@ struct Layout {
     return std::nullopt;
   }
 };
-
-bool isLoad(const ELF::Elf64_Phdr &P) { return P.p_type == ELF::PT_LOAD; }
 
 StringRef sectionName(ArrayRef<uint8_t> File, const Headers &H,
                       const ELF::Elf64_Shdr &S) {
@@ -488,8 +550,12 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
   auto H = readHeaders(File);
   if (!H)
     return H.takeError();
+  // Malformed input is bad input, not a failure of the rewrite (which the
+  // verifier below reports as an internal error).
   if (Error E = checkRanges(File, *H))
-    return std::move(E);
+    return makeError("malformed host binary: " + toString(std::move(E)));
+  if (Error E = checkLoadedLayout(File, *H))
+    return makeError("malformed host binary: " + toString(std::move(E)));
   Rewriter R(File, Host, std::move(*H), Metadata);
   auto Out = R.run();
   if (!Out)
@@ -535,6 +601,8 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
     return E;
   if (Error E = checkRanges(NewFile, *NewH))
     return E;
+  if (Error E = checkLoadedLayout(NewFile, *NewH))
+    return E;
   if (!Before->Fatbin || !Before->WrapperSection)
     return makeError("the original binary has no device code");
 
@@ -563,32 +631,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
   // Program headers.
   if (NewH->Phdrs.size() != OldH->Phdrs.size())
     return makeError("program header count changed");
-  const ELF::Elf64_Phdr *Prev = nullptr;
-  for (const auto &P : NewH->Phdrs) {
-    if (P.p_type != ELF::PT_LOAD && P.p_filesz == 0)
-      continue;
-    if (P.p_offset > NewFile.size() || P.p_filesz > NewFile.size() - P.p_offset)
-      return makeError("a program header lies outside the file");
-    if (P.p_filesz > P.p_memsz)
-      return makeError("a program header has p_filesz > p_memsz");
-    if (P.p_type != ELF::PT_LOAD)
-      continue;
-    if (P.p_align > 1 && P.p_offset % P.p_align != P.p_vaddr % P.p_align)
-      return makeError("PT_LOAD at " + hex(P.p_vaddr) +
-                       ": offset and address disagree modulo alignment");
-    if (Prev && P.p_vaddr < Prev->p_vaddr + Prev->p_memsz)
-      return makeError("PT_LOAD segments unsorted or overlapping at " +
-                       hex(P.p_vaddr));
-    Prev = &P;
-  }
-  auto LoadFor = [&](const Headers &H, uint64_t VAddr,
-                     uint64_t Size) -> const ELF::Elf64_Phdr * {
-    for (const auto &P : H.Phdrs)
-      if (isLoad(P) && VAddr >= P.p_vaddr &&
-          VAddr - P.p_vaddr + Size <= P.p_filesz)
-        return &P;
-    return nullptr;
-  };
   for (size_t I = 0; I < NewH->Phdrs.size(); ++I) {
     const auto &P = NewH->Phdrs[I], &Old = OldH->Phdrs[I];
     if (P.p_type != Old.p_type)
@@ -597,11 +639,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       continue;
     if (P.p_vaddr != Old.p_vaddr && P.p_type != ELF::PT_GNU_RELRO)
       return makeError("program header " + Twine(I) + " moved");
-    const auto *Load = LoadFor(*NewH, P.p_vaddr, P.p_filesz);
-    if (P.p_type != ELF::PT_GNU_RELRO &&
-        (!Load || P.p_offset != Load->p_offset + (P.p_vaddr - Load->p_vaddr)))
-      return makeError("program header " + Twine(I) +
-                       " is not backed by its PT_LOAD");
     if (P.p_type == ELF::PT_DYNAMIC &&
         (P.p_filesz != Old.p_filesz ||
          std::memcmp(NewFile.data() + P.p_offset, OldFile.data() + Old.p_offset,
@@ -609,16 +646,13 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       return makeError("the dynamic section changed");
   }
 
-  // Sections: within the file; allocated ones keep address, size and bytes
-  // (the metadata section, wrappers and wrapper relocations aside).
+  // Sections (within the file and backed by their PT_LOAD, as checked
+  // above): allocated ones keep address, size and bytes (the metadata
+  // section, wrappers and wrapper relocations aside).
   if (NewH->Shdrs.size() != OldH->Shdrs.size())
     return makeError("section count changed");
   for (size_t I = 1; I < NewH->Shdrs.size(); ++I) {
     const auto &S = NewH->Shdrs[I], &Old = OldH->Shdrs[I];
-    if (S.sh_type != ELF::SHT_NOBITS &&
-        (S.sh_offset > NewFile.size() ||
-         S.sh_size > NewFile.size() - S.sh_offset))
-      return makeError("section " + Twine(I) + " lies outside the file");
     if (!(Old.sh_flags & ELF::SHF_ALLOC) || I == Before->Fatbin->Index) {
       if (!(S.sh_flags & ELF::SHF_ALLOC) && S.sh_type != ELF::SHT_NOBITS &&
           I != NewH->Ehdr.e_shstrndx &&
@@ -633,11 +667,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       return makeError("section " + Twine(I) + " changed address or size");
     if (S.sh_type == ELF::SHT_NOBITS || S.sh_size == 0)
       continue;
-    const auto *Load = LoadFor(*NewH, S.sh_addr, S.sh_size);
-    if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
-      return makeError("section " + Twine(I) + " (" +
-                       quoteInput(sectionName(NewFile, *NewH, S)) +
-                       ") is not backed by its PT_LOAD");
     const uint8_t *A = OldFile.data() + Old.sh_offset;
     const uint8_t *B = NewFile.data() + S.sh_offset;
     if (std::memcmp(A, B, S.sh_size) == 0)
