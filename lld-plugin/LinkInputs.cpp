@@ -4,6 +4,7 @@
 
 #include "kpack/ReadyEmitter.h"
 #include "kpack/ReadyObject.h"
+#include "kpack/Quote.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/Magic.h"
@@ -13,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Object/Archive.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
@@ -154,6 +156,37 @@ bool mayCarryDeviceCode(MemoryBufferRef Buf) {
          B.contains(ready::PayloadSectionName);
 }
 
+template <class ELFT> Error checkSymbolTables(const ELFFile<ELFT> &File) {
+  auto Sections = File.sections();
+  if (!Sections)
+    return Sections.takeError();
+  for (const typename ELFT::Shdr &Sec : *Sections)
+    if (Sec.sh_type == ELF::SHT_SYMTAB || Sec.sh_type == ELF::SHT_DYNSYM)
+      if (auto Syms = File.symbols(&Sec); !Syms)
+        return Syms.takeError();
+  return Error::success();
+}
+
+/// Writing an archive reads every ELF member's symbol table through an API
+/// that ends the process on a malformed one (found by the fuzzer): check
+/// them first, as errors of the input.
+Error checkMemberSymbols(MemoryBufferRef Member) {
+  if (!Member.getBuffer().starts_with(ELF::ElfMagic))
+    return Error::success();
+  auto Obj = ObjectFile::createObjectFile(Member);
+  if (!Obj)
+    return Obj.takeError();
+  if (auto *E = dyn_cast<ELF64LEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF64BEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF32LEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF32BEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  return Error::success();
+}
+
 } // namespace
 
 Error FilePreparer::collectPayloads(const ObjectFile &Obj, StringRef Origin) {
@@ -286,6 +319,16 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
     auto Name = C.getName();
     if (!Name)
       return createFileError(Buf.getBufferIdentifier(), Name.takeError());
+    // llvm::object::Archive does not bound every member by the archive's
+    // bytes (a truncated archive gave a member running past its end; found
+    // by the fuzzer). Members of a thin archive live in their own files.
+    if (!Ar.isThin() &&
+        (MemberBuf->getBufferStart() < Buf.getBufferStart() ||
+         MemberBuf->getBufferEnd() > Buf.getBufferEnd()))
+      return createFileError(
+          Buf.getBufferIdentifier(),
+          createStringError("member " + quoteInput(*Name) +
+                            " runs past the end of the archive"));
     std::string Origin =
         (Buf.getBufferIdentifier() + "(" + *Name + ")").str();
     auto NewBytes = processMember(MemoryBufferRef(MemberBuf->getBuffer(), Origin));
@@ -318,6 +361,8 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
       M->MemberName = NewBuf->getBufferIdentifier();
       M->Buf = std::move(NewBuf);
     }
+    if (Error E = checkMemberSymbols(M->Buf->getMemBufferRef()))
+      return createFileError(Buf.getBufferIdentifier(), std::move(E));
     Members.push_back(std::move(*M));
   }
   if (Err2)
@@ -325,12 +370,21 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
   auto Kind = Ar.kind() == Archive::K_BSD || Ar.kind() == Archive::K_DARWIN
                   ? Ar.kind()
                   : Archive::K_GNU;
+  // A member whose symbols cannot be read is an error of this input (the
+  // default handler ends the process; found by the fuzzer).
+  Error SymtabErr = Error::success();
   auto NewArchive = writeArchiveToBuffer(
       Members, SymtabWritingMode::NormalSymtab, Kind, /*Deterministic=*/true,
-      /*Thin=*/false);
-  if (!NewArchive)
+      /*Thin=*/false, [&](Error E) {
+        SymtabErr = joinErrors(std::move(SymtabErr), std::move(E));
+      });
+  if (!NewArchive) {
+    consumeError(std::move(SymtabErr));
     return createFileError(Buf.getBufferIdentifier(),
                            NewArchive.takeError());
+  }
+  if (SymtabErr)
+    return createFileError(Buf.getBufferIdentifier(), std::move(SymtabErr));
   // The payload records point into the rewritten members: keep them.
   for (Bytes &B : Rewritten)
     if (B)

@@ -22,6 +22,7 @@
 #include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
@@ -43,6 +44,9 @@ static_assert(sys::IsLittleEndianHost,
 namespace {
 using ELFT = ELF64LE;
 constexpr char KpackRefName[] = ".rocm_kpack_ref";
+/// Non-allocated sections are laid out again after the loaded data; none
+/// needs more alignment than this in practice.
+constexpr uint64_t MaxRelaidAlign = uint64_t(1) << 20;
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
@@ -147,13 +151,30 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
   }
   for (size_t I = 0; I < H.Phdrs.size(); ++I) {
     const auto &P = H.Phdrs[I];
-    if (isLoad(P) || P.p_filesz == 0 || P.p_type == ELF::PT_GNU_RELRO)
+    if (isLoad(P) || P.p_filesz == 0)
       continue;
+    if (P.p_type == ELF::PT_GNU_RELRO) {
+      // Only its start must be loaded (it may span several PT_LOADs).
+      if (!llvm::any_of(H.Phdrs, [&](const ELF::Elf64_Phdr &L) {
+            return isLoad(L) && P.p_vaddr >= L.p_vaddr &&
+                   P.p_vaddr - L.p_vaddr < L.p_memsz;
+          }))
+        return makeError("PT_GNU_RELRO (program header " + Twine(I) +
+                         ") starts outside every PT_LOAD");
+      continue;
+    }
     const auto *Load = loadHolding(H, P.p_vaddr, P.p_filesz);
     if (!Load || P.p_offset != Load->p_offset + (P.p_vaddr - Load->p_vaddr))
       return makeError("program header " + Twine(I) +
                        " is not backed by its PT_LOAD");
   }
+  // The file ranges of the headers and of the loaded sections, merged: what
+  // a rewrite may change. A section outside the loaded image must not share
+  // bytes with them.
+  std::vector<std::pair<uint64_t, uint64_t>> Loaded = {
+      {0, sizeof(ELF::Elf64_Ehdr)},
+      {H.Ehdr.e_phoff,
+       H.Ehdr.e_phoff + H.Phdrs.size() * sizeof(ELF::Elf64_Phdr)}};
   for (size_t I = 1; I < H.Shdrs.size(); ++I) {
     const auto &S = H.Shdrs[I];
     if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS ||
@@ -164,6 +185,36 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
       return makeError("section " + Twine(I) + " (" +
                        quoteInput(sectionName(File, H, S)) +
                        ") is not backed by its PT_LOAD");
+    Loaded.push_back({S.sh_offset, S.sh_offset + S.sh_size});
+  }
+  // Loaded sections do not share bytes: a rewrite of one (the wrappers) must
+  // leave the others as they were.
+  llvm::sort(Loaded.begin() + 2, Loaded.end());
+  for (size_t I = 3; I < Loaded.size(); ++I)
+    if (Loaded[I].first < Loaded[I - 1].second)
+      return makeError("allocated sections overlap at file offset " +
+                       hex(Loaded[I].first));
+  llvm::sort(Loaded);
+  std::vector<std::pair<uint64_t, uint64_t>> Merged;
+  for (const auto &R : Loaded) {
+    if (!Merged.empty() && R.first <= Merged.back().second)
+      Merged.back().second = std::max(Merged.back().second, R.second);
+    else
+      Merged.push_back(R);
+  }
+  for (size_t I = 1; I < H.Shdrs.size(); ++I) {
+    const auto &S = H.Shdrs[I];
+    if ((S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS ||
+        S.sh_size == 0)
+      continue;
+    // The first merged range ending after the section's start.
+    auto It = llvm::upper_bound(
+        Merged, S.sh_offset,
+        [](uint64_t Off, const auto &R) { return Off < R.second; });
+    if (It != Merged.end() && It->first < S.sh_offset + S.sh_size)
+      return makeError("non-allocated section " + Twine(I) + " (" +
+                       quoteInput(sectionName(File, H, S)) +
+                       ") overlaps the headers or the loaded sections");
   }
   return Error::success();
 }
@@ -444,6 +495,12 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
       S.sh_offset = Cursor;
       continue;
     }
+    // Only the file layout honours these alignments: a corrupt one must not
+    // make the output grow without bound.
+    if (S.sh_addralign > MaxRelaidAlign ||
+        (S.sh_addralign > 1 && !isPowerOf2_64(S.sh_addralign)))
+      return makeError("malformed host binary: section " + Twine(I) +
+                       " has alignment " + hex(S.sh_addralign));
     Cursor = alignTo(Cursor, std::max<uint64_t>(S.sh_addralign, 1));
     S.sh_offset = Cursor;
     Relaid.push_back({I, Cursor});
@@ -536,6 +593,10 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
     return makeError("the binary is already converted (HIPK wrappers)");
   if (!Host.Fatbin || Host.Bundles.empty() || Host.Wrappers.empty())
     return makeError("the binary carries no device code");
+  if (Host.KpackRefSection)
+    return makeError("the binary has both .hip_fatbin and .rocm_kpack_ref "
+                     "(kpack-ready objects linked without ld.kpack?); "
+                     "converting it is not supported");
   for (const WrapperInfo &W : Host.Wrappers) {
     if (!W.isHIPF())
       return makeError("wrapper at " + hex(W.Address) +
@@ -556,6 +617,14 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
     return makeError("malformed host binary: " + toString(std::move(E)));
   if (Error E = checkLoadedLayout(File, *H))
     return makeError("malformed host binary: " + toString(std::move(E)));
+  for (const SectionSpan *Span : {&*Host.Fatbin, &*Host.WrapperSection})
+    if (!(H->Shdrs[Span->Index].sh_flags & ELF::SHF_ALLOC) ||
+        H->Shdrs[Span->Index].sh_type == ELF::SHT_NOBITS)
+      return makeError("malformed host binary: section " +
+                       Twine(Span->Index) + " (" +
+                       (Span == &*Host.Fatbin ? ".hip_fatbin"
+                                              : ".hipFatBinSegment") +
+                       ") is not loaded");
   Rewriter R(File, Host, std::move(*H), Metadata);
   auto Out = R.run();
   if (!Out)

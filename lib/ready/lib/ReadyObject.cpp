@@ -170,18 +170,41 @@ static std::unique_ptr<MemoryBuffer> toBuffer(const std::vector<uint8_t> &B,
       StringRef(reinterpret_cast<const char *>(B.data()), B.size()), Name);
 }
 
-/// ObjCopy trusts the section headers: it sizes its output from them (a
-/// section past the end of the file or a huge alignment made it allocate
-/// exabytes; found by the fuzzer). Checks that the output it will lay out is
-/// of the order of the input.
+/// ObjCopy trusts the headers: it sizes its output from them (a section
+/// past the end of the file or a huge alignment made it allocate exabytes;
+/// found by the fuzzer) and follows their links unchecked. Checks that the
+/// links are sound and the output it will lay out is of the order of the
+/// input.
 static Error checkSectionLayout(const ELFFile<ELFT> &File) {
+  // ObjCopy keeps (and sizes its output by) program headers; a relocatable
+  // object has none.
+  if (File.getHeader().e_phnum != 0)
+    return makeError("relocatable object with program headers");
   auto Sections = File.sections();
   if (!Sections)
     return Sections.takeError();
   const uint64_t FileSize = File.getBufSize();
   uint64_t Bound = 0;
+  auto IsType = [&](uint32_t Link, uint32_t Type) {
+    return Link < Sections->size() && (*Sections)[Link].sh_type == Type;
+  };
   for (const ELFT::Shdr &Sec : *Sections) {
     uint64_t Index = &Sec - Sections->begin();
+    // ObjCopy follows these links without checking them (a group whose
+    // link is not a symbol table crashed it; found by the fuzzer).
+    bool NeedsSymtab = Sec.sh_type == ELF::SHT_GROUP ||
+                       Sec.sh_type == ELF::SHT_REL ||
+                       Sec.sh_type == ELF::SHT_RELA ||
+                       Sec.sh_type == ELF::SHT_SYMTAB_SHNDX;
+    if (NeedsSymtab && !IsType(Sec.sh_link, ELF::SHT_SYMTAB))
+      return makeError("section " + Twine(Index) +
+                       " does not link to a symbol table");
+    if (Sec.sh_type == ELF::SHT_SYMTAB && !IsType(Sec.sh_link, ELF::SHT_STRTAB))
+      return makeError("symbol table " + Twine(Index) +
+                       " does not link to a string table");
+    if (Sec.sh_type == ELF::SHT_SYMTAB)
+      if (auto Syms = File.symbols(&Sec); !Syms)
+        return Syms.takeError();
     if (Sec.sh_type != ELF::SHT_NOBITS &&
         (Sec.sh_offset > FileSize || Sec.sh_size > FileSize - Sec.sh_offset))
       return makeError("section " + Twine(Index) + " lies outside the file");
