@@ -117,7 +117,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     if (B.Compression != BundleCompression::None) {
       Decoded[I] = std::make_unique<Bundle>();
       if (Error E = decodeBundleAt(Image, B, *Decoded[I]))
-        return std::move(E);
+        return E;
     }
     for (const BundleEntry &E : Decoded[I] ? Decoded[I]->Entries : B.Entries) {
       if (!E.isDevice())
