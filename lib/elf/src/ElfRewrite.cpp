@@ -95,7 +95,10 @@ bool inFile(ArrayRef<uint8_t> File, uint64_t Offset, uint64_t Size) {
 Error checkRanges(ArrayRef<uint8_t> File, const Headers &H) {
   for (size_t I = 0; I < H.Phdrs.size(); ++I) {
     const auto &P = H.Phdrs[I];
-    if (!inFile(File, P.p_offset, P.p_filesz))
+    // An empty segment other than PT_LOAD names no file bytes (GNU_STACK);
+    // the rewrite leaves its offset as it was.
+    bool NamesNoBytes = P.p_type != ELF::PT_LOAD && P.p_filesz == 0;
+    if (!NamesNoBytes && !inFile(File, P.p_offset, P.p_filesz))
       return makeError("program header " + Twine(I) + " lies outside the file");
     if (P.p_filesz > P.p_memsz && P.p_type == ELF::PT_LOAD)
       return makeError("program header " + Twine(I) +
@@ -155,12 +158,15 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
       continue;
     if (P.p_type == ELF::PT_GNU_RELRO) {
       // Only its start must be loaded (it may span several PT_LOADs).
-      if (!llvm::any_of(H.Phdrs, [&](const ELF::Elf64_Phdr &L) {
-            return isLoad(L) && P.p_vaddr >= L.p_vaddr &&
-                   P.p_vaddr - L.p_vaddr < L.p_memsz;
-          }))
+      const ELF::Elf64_Phdr *Start = nullptr;
+      for (const auto &L : H.Phdrs)
+        if (isLoad(L) && P.p_vaddr >= L.p_vaddr &&
+            P.p_vaddr - L.p_vaddr < L.p_memsz)
+          Start = &L;
+      if (!Start ||
+          P.p_offset != Start->p_offset + (P.p_vaddr - Start->p_vaddr))
         return makeError("PT_GNU_RELRO (program header " + Twine(I) +
-                         ") starts outside every PT_LOAD");
+                         ") is not backed by its PT_LOAD");
       continue;
     }
     const auto *Load = loadHolding(H, P.p_vaddr, P.p_filesz);
@@ -177,15 +183,16 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
        H.Ehdr.e_phoff + H.Phdrs.size() * sizeof(ELF::Elf64_Phdr)}};
   for (size_t I = 1; I < H.Shdrs.size(); ++I) {
     const auto &S = H.Shdrs[I];
-    if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS ||
-        S.sh_size == 0)
+    // Empty sections too: their offset also follows their address.
+    if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS)
       continue;
     const auto *Load = loadHolding(H, S.sh_addr, S.sh_size);
     if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
       return makeError("section " + Twine(I) + " (" +
                        quoteInput(sectionName(File, H, S)) +
                        ") is not backed by its PT_LOAD");
-    Loaded.push_back({S.sh_offset, S.sh_offset + S.sh_size});
+    if (S.sh_size != 0)
+      Loaded.push_back({S.sh_offset, S.sh_offset + S.sh_size});
   }
   // Loaded sections do not share bytes: a rewrite of one (the wrappers) must
   // leave the others as they were.
@@ -415,8 +422,11 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
     if (isLoad(P) || (P.p_filesz == 0 && P.p_memsz == 0))
       continue;
     if (P.p_type == ELF::PT_GNU_RELRO) {
-      if (const auto *Load = LoadFor(P.p_vaddr))
-        P.p_offset = Load->p_offset + (P.p_vaddr - Load->p_vaddr);
+      const auto *Load = LoadFor(P.p_vaddr);
+      if (!Load)
+        return makeError("PT_GNU_RELRO (program header " + Twine(I) +
+                         ") starts in the removed range");
+      P.p_offset = Load->p_offset + (P.p_vaddr - Load->p_vaddr);
       continue;
     }
     if (const auto *Load = LoadFor(P.p_vaddr)) {
