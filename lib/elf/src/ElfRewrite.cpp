@@ -627,6 +627,29 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
     return makeError("malformed host binary: " + toString(std::move(E)));
   if (Error E = checkLoadedLayout(File, *H))
     return makeError("malformed host binary: " + toString(std::move(E)));
+  // The verifier wants PT_DYNAMIC's bytes unchanged: it must not share any
+  // with what the rewrite changes (headers, fatbin, wrappers, relocations).
+  std::vector<std::pair<uint64_t, uint64_t>> Changed = {
+      {0, sizeof(ELF::Elf64_Ehdr)},
+      {H->Ehdr.e_phoff,
+       H->Ehdr.e_phoff + H->Phdrs.size() * sizeof(ELF::Elf64_Phdr)},
+      {Host.Fatbin->FileOffset, Host.Fatbin->FileOffset + Host.Fatbin->Size},
+      {Host.WrapperSection->FileOffset,
+       Host.WrapperSection->FileOffset + Host.WrapperSection->Size}};
+  for (const auto &S : H->Shdrs)
+    if (S.sh_type == ELF::SHT_RELA && (S.sh_flags & ELF::SHF_ALLOC))
+      Changed.push_back({S.sh_offset, S.sh_offset + S.sh_size});
+  for (size_t I = 0; I < H->Phdrs.size(); ++I) {
+    const auto &P = H->Phdrs[I];
+    if (P.p_type != ELF::PT_DYNAMIC || P.p_filesz == 0)
+      continue;
+    for (const auto &[Begin, End] : Changed)
+      if (P.p_offset < End && Begin < P.p_offset + P.p_filesz)
+        return makeError("malformed host binary: PT_DYNAMIC (program header " +
+                         Twine(I) +
+                         ") overlaps the headers, .hip_fatbin, the wrappers "
+                         "or their relocations");
+  }
   for (const SectionSpan *Span : {&*Host.Fatbin, &*Host.WrapperSection})
     if (!(H->Shdrs[Span->Index].sh_flags & ELF::SHF_ALLOC) ||
         H->Shdrs[Span->Index].sh_type == ELF::SHT_NOBITS)
