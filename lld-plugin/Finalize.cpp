@@ -6,9 +6,11 @@
 #include "kpack/ArchiveWriter.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
+#include "kpack/CodeObjectCheck.h"
 #include "kpack/HostBinary.h"
 #include "kpack/KpackReady.h"
 #include "kpack/Metadata.h"
+#include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -76,12 +78,19 @@ public:
   ArchiveSet(const KpackOptions &Opts, const EmitPlan &Plan)
       : Opts(Opts), Plan(Plan) {}
 
-  Error add(uint32_t N, const Bundle &B) {
+  /// Adds the device entries of bundle N, each checked as `kpack verify`
+  /// would check it; Origin names the input it came from.
+  Error add(uint32_t N, const Bundle &B, const Twine &Origin) {
     std::string Key = Plan.KernelName + "#" + std::to_string(N);
     for (const BundleEntry *E : B.deviceEntries()) {
-      if (E->TargetId.empty())
-        return createStringError("bundle entry '%s' has no target ID",
-                                 E->Id.c_str());
+      ArrayRef<uint8_t> Payload(B.payload(*E), E->Size);
+      if (Error Err = checkArchiveEntry(E->TargetId, Payload,
+                                        OpaqueEntries::Reject)
+                          .takeError())
+        return createStringError(
+            (Origin + ": offload bundle entry " + quoteInput(E->Id) + ": " +
+             toString(std::move(Err)))
+                .str());
       ArchiveWriter &W = writerFor(E->TargetId);
       if (Status S = W.addEntry(Key, E->TargetId,
                                 EntrySource::fromBytes(B.payload(*E), E->Size)))
@@ -196,10 +205,13 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
                                  "content key 0x%016llx",
                                  OutputPath.str().c_str(),
                                  (unsigned long long)Key);
+      std::string Origin = (Payloads.origin(Key) + ": offload bundle 0x" +
+                            Twine::utohexstr(Key))
+                               .str();
       if (Status S = decodeBundle(Bytes->data(), Bytes->size(), Bundles[N]))
-        return createStringError("offload bundle 0x%016llx: %s",
-                                 (unsigned long long)Key, S.message().c_str());
-      if (Error E = Archives.add(N, Bundles[N]))
+        return createStringError("%s: %s", Origin.c_str(),
+                                 S.message().c_str());
+      if (Error E = Archives.add(N, Bundles[N], Origin))
         return E;
     }
 

@@ -4,6 +4,7 @@
 
 #include "kpack/ReadyEmitter.h"
 #include "kpack/ReadyObject.h"
+#include "kpack/Quote.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/Magic.h"
@@ -13,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Object/Archive.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
@@ -36,6 +38,8 @@ namespace link {
 Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
                         StringRef Origin) {
   auto [It, Inserted] = Bundles.try_emplace(Key, Bundle);
+  if (Inserted)
+    Origins[Key] = Origin.str();
   if (!Inserted && It->second != Bundle)
     return createStringError("%s: content key 0x%016llx names two different "
                              "offload bundles",
@@ -46,6 +50,11 @@ Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
 const ArrayRef<uint8_t> *PayloadStore::find(uint64_t Key) const {
   auto It = Bundles.find(Key);
   return It == Bundles.end() ? nullptr : &It->second;
+}
+
+StringRef PayloadStore::origin(uint64_t Key) const {
+  auto It = Origins.find(Key);
+  return It == Origins.end() ? StringRef() : StringRef(It->second);
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,6 +128,9 @@ public:
   /// Fills Out; Out.Substitute is set if the file had to be rewritten (to
   /// TempPath).
   Error run(StringRef Path);
+  /// The file's bytes: the rewritten bytes if it was fat, nullptr if it is
+  /// used as is. Payload records are collected either way.
+  Expected<Bytes> processFile(MemoryBufferRef Buf);
 
 private:
   /// For an object or bitcode module: the rewritten bytes if it was fat,
@@ -142,6 +154,37 @@ bool mayCarryDeviceCode(MemoryBufferRef Buf) {
   StringRef B = Buf.getBuffer();
   return B.contains(ready::FatbinSectionName) ||
          B.contains(ready::PayloadSectionName);
+}
+
+template <class ELFT> Error checkSymbolTables(const ELFFile<ELFT> &File) {
+  auto Sections = File.sections();
+  if (!Sections)
+    return Sections.takeError();
+  for (const typename ELFT::Shdr &Sec : *Sections)
+    if (Sec.sh_type == ELF::SHT_SYMTAB || Sec.sh_type == ELF::SHT_DYNSYM)
+      if (auto Syms = File.symbols(&Sec); !Syms)
+        return Syms.takeError();
+  return Error::success();
+}
+
+/// Writing an archive reads every ELF member's symbol table through an API
+/// that ends the process on a malformed one (found by the fuzzer): check
+/// them first, as errors of the input.
+Error checkMemberSymbols(MemoryBufferRef Member) {
+  if (!Member.getBuffer().starts_with(ELF::ElfMagic))
+    return Error::success();
+  auto Obj = ObjectFile::createObjectFile(Member);
+  if (!Obj)
+    return Obj.takeError();
+  if (auto *E = dyn_cast<ELF64LEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF64BEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF32LEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  if (auto *E = dyn_cast<ELF32BEObjectFile>(Obj->get()))
+    return checkSymbolTables(E->getELFFile());
+  return Error::success();
 }
 
 } // namespace
@@ -276,6 +319,16 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
     auto Name = C.getName();
     if (!Name)
       return createFileError(Buf.getBufferIdentifier(), Name.takeError());
+    // llvm::object::Archive does not bound every member by the archive's
+    // bytes (a truncated archive gave a member running past its end; found
+    // by the fuzzer). Members of a thin archive live in their own files.
+    if (!Ar.isThin() &&
+        (MemberBuf->getBufferStart() < Buf.getBufferStart() ||
+         MemberBuf->getBufferEnd() > Buf.getBufferEnd()))
+      return createFileError(
+          Buf.getBufferIdentifier(),
+          createStringError("member " + quoteInput(*Name) +
+                            " runs past the end of the archive"));
     std::string Origin =
         (Buf.getBufferIdentifier() + "(" + *Name + ")").str();
     auto NewBytes = processMember(MemoryBufferRef(MemberBuf->getBuffer(), Origin));
@@ -308,6 +361,8 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
       M->MemberName = NewBuf->getBufferIdentifier();
       M->Buf = std::move(NewBuf);
     }
+    if (Error E = checkMemberSymbols(M->Buf->getMemBufferRef()))
+      return createFileError(Buf.getBufferIdentifier(), std::move(E));
     Members.push_back(std::move(*M));
   }
   if (Err2)
@@ -315,12 +370,21 @@ Expected<Bytes> FilePreparer::processArchive(MemoryBufferRef Buf) {
   auto Kind = Ar.kind() == Archive::K_BSD || Ar.kind() == Archive::K_DARWIN
                   ? Ar.kind()
                   : Archive::K_GNU;
+  // A member whose symbols cannot be read is an error of this input (the
+  // default handler ends the process; found by the fuzzer).
+  Error SymtabErr = Error::success();
   auto NewArchive = writeArchiveToBuffer(
       Members, SymtabWritingMode::NormalSymtab, Kind, /*Deterministic=*/true,
-      /*Thin=*/false);
-  if (!NewArchive)
+      /*Thin=*/false, [&](Error E) {
+        SymtabErr = joinErrors(std::move(SymtabErr), std::move(E));
+      });
+  if (!NewArchive) {
+    consumeError(std::move(SymtabErr));
     return createFileError(Buf.getBufferIdentifier(),
                            NewArchive.takeError());
+  }
+  if (SymtabErr)
+    return createFileError(Buf.getBufferIdentifier(), std::move(SymtabErr));
   // The payload records point into the rewritten members: keep them.
   for (Bytes &B : Rewritten)
     if (B)
@@ -342,27 +406,19 @@ Error FilePreparer::writeTemp(const MemoryBuffer &Buf) {
   return Error::success();
 }
 
+Expected<Bytes> FilePreparer::processFile(MemoryBufferRef Buf) {
+  if (identify_magic(Buf.getBuffer()) == file_magic::archive)
+    return processArchive(Buf);
+  return processMember(Buf);
+}
+
 Error FilePreparer::run(StringRef Path) {
   auto BufOrErr = MemoryBuffer::getFile(Path, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   if (!BufOrErr)
     return Error::success(); // missing inputs are lld's to report
   Bytes Buf = std::move(*BufOrErr);
-  MemoryBufferRef Ref = Buf->getMemBufferRef();
-  Expected<Bytes> New = nullptr;
-  switch (identify_magic(Buf->getBuffer())) {
-  case file_magic::archive:
-    New = processArchive(Ref);
-    break;
-  case file_magic::elf_relocatable:
-    New = processObject(Ref);
-    break;
-  case file_magic::bitcode:
-    New = processBitcode(Ref);
-    break;
-  default:
-    return Error::success();
-  }
+  Expected<Bytes> New = processFile(Buf->getMemBufferRef());
   if (!New)
     return New.takeError();
   // Payload records of unmodified inputs point into Buf.
@@ -376,6 +432,23 @@ Error FilePreparer::run(StringRef Path) {
   // Objects' payloads point into the rewritten bytes.
   Out.Keep.push_back(std::move(*New));
   return Error::success();
+}
+
+Expected<std::unique_ptr<MemoryBuffer>> readLinkInput(MemoryBufferRef Buf,
+                                                      PayloadStore &Store) {
+  PreparedFile P;
+  FilePreparer Preparer(/*TempPath=*/"", P);
+  Expected<Bytes> New = Preparer.processFile(Buf);
+  if (!New)
+    return New.takeError();
+  for (const PreparedFile::Record &R : P.Records)
+    if (Error E = Store.add(R.Key, R.Bundle, R.Origin))
+      return std::move(E);
+  for (Bytes &B : P.Keep)
+    Store.keepAlive(std::move(B));
+  for (std::unique_ptr<Archive> &A : P.KeepArchives)
+    Store.keepAlive(std::move(A));
+  return std::move(*New);
 }
 
 //===----------------------------------------------------------------------===//

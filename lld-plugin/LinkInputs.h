@@ -37,6 +37,8 @@ public:
                   llvm::StringRef Origin);
   /// The bundle for Key, or nullptr.
   const llvm::ArrayRef<uint8_t> *find(uint64_t Key) const;
+  /// The input Key was first seen in (for messages), or "".
+  llvm::StringRef origin(uint64_t Key) const;
   void keepAlive(std::unique_ptr<llvm::MemoryBuffer> Buffer) {
     Buffers.push_back(std::move(Buffer));
   }
@@ -44,11 +46,17 @@ public:
   void keepAlive(std::unique_ptr<llvm::object::Archive> Ar) {
     Archives.push_back(std::move(Ar));
   }
+  /// Calls F(Key, Bundle) for every stored bundle, in no particular order.
+  template <typename Fn> void forEach(Fn F) const {
+    for (const auto &KV : Bundles)
+      F(KV.first, KV.second);
+  }
   bool empty() const { return Bundles.empty(); }
   size_t size() const { return Bundles.size(); }
 
 private:
   llvm::DenseMap<uint64_t, llvm::ArrayRef<uint8_t>> Bundles;
+  llvm::DenseMap<uint64_t, std::string> Origins;
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> Buffers;
   std::vector<std::unique_ptr<llvm::object::Archive>> Archives;
 };
@@ -80,6 +88,14 @@ struct PreparedInputs {
   /// Any input was fat or kpack-ready.
   bool HasDeviceCode = false;
 };
+
+/// Reads one input's bytes (relocatable object, archive or bitcode module)
+/// as prepareInputs reads every input file, in memory: adds its payload
+/// records to Store and returns the kpack-ready rewrite of a fat input, or
+/// nullptr if the input is used as is. Records may point into Buf and into
+/// the returned buffer, which must outlive Store's use of them.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readLinkInput(llvm::MemoryBufferRef Buf, PayloadStore &Store);
 
 /// Scans lld's inputs (positional files and -l libraries), rewrites fat ones
 /// into Temp and collects all payload records.

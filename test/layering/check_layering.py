@@ -25,12 +25,13 @@ ALLOWED = {
     "shim": {"runtime", "core"},
     "test/hip-standin": {"runtime", "core"},
     "lib/format": {"core"},
-    "lib/elf": {"lib/format", "core"},
-    "lib/ready": {"lib/format", "core"},
-    "offload-wrapper": {"lib/ready", "lib/format", "core"},
-    "clang-plugin": {"offload-wrapper", "lib/ready", "lib/format", "core"},
-    "lld-plugin": {"lib/ready", "lib/elf", "lib/format", "core"},
-    "utils": {"lib/ready", "lib/elf", "lib/format", "runtime", "core"},
+    "lib/support": set(),
+    "lib/elf": {"lib/support", "lib/format", "core"},
+    "lib/ready": {"lib/support", "lib/format", "core"},
+    "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},
+    "clang-plugin": {"offload-wrapper", "lib/ready", "lib/support", "lib/format", "core"},
+    "lld-plugin": {"lib/ready", "lib/elf", "lib/support", "lib/format", "core"},
+    "utils": {"lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
 }
 NO_LLVM = ["core", "runtime", "shim", "test/hip-standin", "lib/format"]
 # Include roots: a header below one of these belongs to the folder.
@@ -39,6 +40,7 @@ INCLUDE_ROOTS = {
     "runtime/include": "runtime",
     "runtime/internal": "runtime",
     "lib/format/include": "lib/format",
+    "lib/support/include": "lib/support",
     "lib/elf/include": "lib/elf",
     "lib/ready/include": "lib/ready",
     "offload-wrapper/include": "offload-wrapper",

@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "kpack/HostBinary.h"
+#include "kpack/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -34,6 +35,10 @@ static cl::opt<bool> InspectJson("json", cl::desc("Print JSON"),
                                  cl::sub(InspectCmd));
 
 namespace {
+
+/// Text from the input printed whole up to this length (paths, names), past
+/// it as an excerpt: a corrupt record must not flood the terminal.
+constexpr size_t MaxPathChars = 4096;
 
 const char *kindName(HostFileKind K, bool IsPIE) {
   switch (K) {
@@ -123,8 +128,8 @@ void printText(raw_ostream &OS, StringRef Path, StringRef Dir,
     OS << "\n";
     for (const BundleEntry &E : B.Entries)
       if (E.isDevice())
-        OS << "  target " << E.TargetId << " size " << E.Size << " (" << E.Id
-           << ")\n";
+        OS << "  target " << escapeInput(E.TargetId) << " size " << E.Size
+           << " (" << escapeInput(E.Id) << ")\n";
   }
   OS << "wrappers: " << H.Wrappers.size() << "\n";
   for (size_t I = 0; I < H.Wrappers.size(); ++I) {
@@ -140,7 +145,8 @@ void printText(raw_ostream &OS, StringRef Path, StringRef Dir,
     } else if (W.isHIPK()) {
       OS << " index " << W.kpackIndex();
       if (W.Ref)
-        OS << " -> " << W.Ref->KernelName << "#" << W.kpackIndex();
+        OS << " -> " << escapeInput(W.Ref->KernelName, MaxPathChars) << "#"
+           << W.kpackIndex();
       else
         OS << " -> invalid metadata: " << W.RefError;
     }
@@ -150,9 +156,10 @@ void printText(raw_ostream &OS, StringRef Path, StringRef Dir,
     if (!W->Ref)
       continue;
     OS << "kpack metadata at " << hex(Address) << ": kernel_name \""
-       << W->Ref->KernelName << "\"\n";
+       << escapeInput(W->Ref->KernelName, MaxPathChars) << "\"\n";
     for (const std::string &P : W->Ref->SearchPaths) {
-      OS << "  search path \"" << P << "\" -> " << resolveSearchPath(Dir, P);
+      OS << "  search path \"" << escapeInput(P, MaxPathChars) << "\" -> "
+         << escapeInput(resolveSearchPath(Dir, P), MaxPathChars);
       if (StringRef(P).contains("@GFXARCH@"))
         OS << " (pattern)";
       OS << "\n";

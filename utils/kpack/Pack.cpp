@@ -12,15 +12,24 @@
 //                   index in .hip_fatbin, i.e. the code-object index that
 //                   `kpack convert` writes into the wrapper pointing at it.
 // Entries are added in command-line order (ordinals follow it); the output
-// is the same bytes for the same inputs.
+// is the same bytes for the same inputs. Every entry passes
+// kpack::checkArchiveEntry, the check of `kpack verify`, before the archive
+// is committed: a bundle's device entries must be AMDGPU code objects for a
+// valid target ID; a KEY:ARCH=FILE entry needs a valid target ID and, if FILE
+// is an ELF file, a code object built for it (other files are stored as
+// opaque blobs, which verify reports as notes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
 #include "kpack/ArchiveWriter.h"
+#include "kpack/CodeObjectCheck.h"
 #include "kpack/HostBinary.h"
+#include "kpack/LLVMError.h"
+#include "kpack/Quote.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -64,8 +73,15 @@ static cl::opt<unsigned> PackThreads("j", cl::desc("Compression threads "
                                                    "(default: all cores)"),
                                      cl::init(0), cl::sub(PackCmd));
 
-static Error packError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
+/// The entry check of a bundle's device code, with the entry named.
+static Error checkBundleEntry(StringRef Path, size_t N, const BundleEntry &E,
+                              ArrayRef<uint8_t> Payload) {
+  if (Error Err =
+          checkArchiveEntry(E.TargetId, Payload, OpaqueEntries::Reject)
+              .takeError())
+    return makeError("'" + Path + "': bundle " + Twine(N) + ", entry " +
+                     quoteInput(E.Id) + ": " + toString(std::move(Err)));
+  return Error::success();
 }
 
 /// Adds every device code object of a host binary's bundles.
@@ -74,7 +90,7 @@ static Error addHostBinary(ArchiveWriter &W, StringRef Path) {
       MemoryBuffer::getFile(Path, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);
   if (!BufOr)
-    return packError("cannot read '" + Path + "': " + BufOr.getError().message());
+    return makeError("cannot read '" + Path + "': " + BufOr.getError().message());
   std::shared_ptr<MemoryBuffer> Buf = std::move(*BufOr);
   // The analysis touches every bundle of a possibly huge mapped file; drop
   // the pages of each bundle once scanned so resident memory stays small
@@ -91,10 +107,10 @@ static Error addHostBinary(ArchiveWriter &W, StringRef Path) {
   };
   Expected<HostBinary> HostOr = analyzeHostBinary(Buf->getMemBufferRef(), Analyze);
   if (!HostOr)
-    return packError("'" + Path + "' is neither KEY:ARCH=FILE nor a readable "
+    return makeError("'" + Path + "' is neither KEY:ARCH=FILE nor a readable "
                      "host binary: " + toString(HostOr.takeError()));
   if (!HostOr->hasDeviceCode())
-    return packError("'" + Path + "' holds no device code (.hip_fatbin)");
+    return makeError("'" + Path + "' holds no device code (.hip_fatbin)");
   std::string Name = PackName.empty() ? sys::path::filename(Path).str()
                                       : PackName.getValue();
   auto Host = std::make_shared<HostBinary>(std::move(*HostOr));
@@ -105,21 +121,35 @@ static Error addHostBinary(ArchiveWriter &W, StringRef Path) {
       const BundleEntry &E = B.Entries[I];
       if (!E.isDevice() || E.Size == 0)
         continue;
+      if (B.Compression == BundleCompression::None) {
+        ArrayRef<uint8_t> Payload = arrayRefFromStringRef(
+            Buf->getBuffer().substr(B.FileOffset + E.Offset, E.Size));
+        if (Error Err = checkBundleEntry(Path, N, E, Payload))
+          return Err;
+      }
       EntrySource Src =
           B.Compression == BundleCompression::None
               ? EntrySource::fromFileRange(Path.str(), B.FileOffset + E.Offset,
                                            E.Size)
-              // Compressed bundles are decoded when the writer asks for the
-              // entry, so only one bundle is expanded at a time per thread.
+              // Compressed bundles are decoded (and their entries checked)
+              // when the writer asks for the entry, so only one bundle is
+              // expanded at a time per thread; a failure leaves no output.
               : EntrySource::fromCallback(
-                    [Buf, Host, N, I](std::vector<uint8_t> &Out) {
+                    [Buf, Host, N, I, Path = Path.str()](
+                        std::vector<uint8_t> &Out) {
                       Bundle Decoded;
                       if (Error Err = decodeBundleAt(Buf->getMemBufferRef(),
                                                      Host->Bundles[N], Decoded))
                         return Status::error(toString(std::move(Err)));
+                      if (I >= Decoded.Entries.size())
+                        return Status::error("'" + Path + "': bundle " +
+                                             std::to_string(N) +
+                                             " changed while being read");
                       const BundleEntry &DE = Decoded.Entries[I];
-                      Out.assign(Decoded.payload(DE),
-                                 Decoded.payload(DE) + DE.Size);
+                      ArrayRef<uint8_t> Payload(Decoded.payload(DE), DE.Size);
+                      if (Error Err = checkBundleEntry(Path, N, DE, Payload))
+                        return Status::error(toString(std::move(Err)));
+                      Out.assign(Payload.begin(), Payload.end());
                       return Status::ok();
                     },
                     E.Size);
@@ -132,7 +162,7 @@ static Error addHostBinary(ArchiveWriter &W, StringRef Path) {
 
 static Error pack() {
   if (PackCompression == PackScheme::Zstd && (PackLevel < 1 || PackLevel > 22))
-    return packError("--level must be in 1..22");
+    return makeError("--level must be in 1..22");
   ArchiveWriterOptions Opts;
   Opts.Compression = PackCompression == PackScheme::Zstd
                          ? ArchiveCompression::ZstdPerKernel
@@ -155,11 +185,21 @@ static Error pack() {
     size_t Colon = Spec.find(':');
     if (Colon == std::string::npos || Colon == 0 || Colon + 1 == Spec.size() ||
         File.empty())
-      return packError("malformed input '" + Input + "': expected KEY:ARCH=FILE");
-    uint64_t Size;
-    if (std::error_code EC = sys::fs::file_size(File, Size))
-      return packError("cannot read '" + File + "': " + EC.message());
-    if (Error E = toError(W.addEntry(Spec.substr(0, Colon), Spec.substr(Colon + 1),
+      return makeError("malformed input '" + Input + "': expected KEY:ARCH=FILE");
+    ErrorOr<std::unique_ptr<MemoryBuffer>> FileBuf = MemoryBuffer::getFile(
+        File, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!FileBuf)
+      return makeError("cannot read '" + File +
+                       "': " + FileBuf.getError().message());
+    std::string Arch = Spec.substr(Colon + 1);
+    if (Error Err = checkArchiveEntry(
+                        Arch, arrayRefFromStringRef((*FileBuf)->getBuffer()),
+                        OpaqueEntries::Allow)
+                        .takeError())
+      return makeError("'" + File + "' as " + quoteInput(Arch) + ": " +
+                       toString(std::move(Err)));
+    uint64_t Size = (*FileBuf)->getBufferSize();
+    if (Error E = toError(W.addEntry(Spec.substr(0, Colon), Arch,
                                      EntrySource::fromFileRange(File, 0, Size))))
       return E;
   }

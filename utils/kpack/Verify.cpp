@@ -4,20 +4,19 @@
 //
 // Every entry must decompress to its recorded size (the reader checks that)
 // and its arch must be listed in gfx_arches (upstream's loader matches that
-// list only). An entry that is an AMDGPU ELF must have been built for the
-// target of its arch key: processor from EF_AMDGPU_MACH, xnack/sramecc from
-// the feature bits. Entries that are not AMDGPU ELF files are reported as
-// such; --strict makes that an error.
+// list only). Then kpack::checkArchiveEntry, the check every archive writer
+// of the project runs too: the arch is a target ID, and an entry that is an
+// ELF file is an AMDGPU code object built for exactly that target. Entries
+// that are not AMDGPU ELF files are reported as such; --strict makes that an
+// error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
 #include "kpack/ArchiveReader.h"
-#include "kpack/TargetId.h"
+#include "kpack/CodeObjectCheck.h"
 
-#include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -27,7 +26,6 @@
 
 using namespace llvm;
 using kpack::ArchiveReader;
-using kpack::FeatureState;
 using kpack::TargetId;
 
 static cl::SubCommand VerifyCmd("verify",
@@ -43,50 +41,6 @@ static cl::opt<bool> VerifyJson("json", cl::desc("Print JSON"),
                                 cl::sub(VerifyCmd));
 
 namespace {
-
-/// The target a code object was built for, or std::nullopt if Bytes is not
-/// an AMDGPU ELF file.
-Expected<std::optional<TargetId>> codeObjectTarget(ArrayRef<uint8_t> Bytes) {
-  StringRef Data(reinterpret_cast<const char *>(Bytes.data()), Bytes.size());
-  if (!Data.starts_with(ELF::ElfMagic))
-    return std::nullopt;
-  Expected<std::unique_ptr<object::ObjectFile>> ObjOr =
-      object::ObjectFile::createObjectFile(MemoryBufferRef(Data, "entry"));
-  if (!ObjOr)
-    return createStringError(inconvertibleErrorCode(),
-                             "malformed ELF: " + toString(ObjOr.takeError()));
-  auto *Elf = dyn_cast<object::ELF64LEObjectFile>(ObjOr->get());
-  if (!Elf || Elf->getELFFile().getHeader().e_machine != ELF::EM_AMDGPU)
-    return std::nullopt;
-  std::optional<StringRef> Cpu = Elf->tryGetCPUName();
-  if (!Cpu || Cpu->empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "AMDGPU ELF with an unknown EF_AMDGPU_MACH");
-  TargetId T;
-  T.Processor = Cpu->str();
-  const auto &Header = Elf->getELFFile().getHeader();
-  unsigned Flags = Header.e_flags;
-  if (Header.e_ident[ELF::EI_ABIVERSION] <= ELF::ELFABIVERSION_AMDGPU_HSA_V3) {
-    // Code object v2/v3: one bit per feature, set means on.
-    if (Flags & ELF::EF_AMDGPU_FEATURE_XNACK_V3)
-      T.Xnack = FeatureState::On;
-    if (Flags & ELF::EF_AMDGPU_FEATURE_SRAMECC_V3)
-      T.Sramecc = FeatureState::On;
-  } else {
-    auto State = [](unsigned Field, unsigned On, unsigned Off) {
-      return Field == On ? FeatureState::On
-             : Field == Off ? FeatureState::Off
-                            : FeatureState::Any; // any or unsupported
-    };
-    T.Xnack = State(Flags & ELF::EF_AMDGPU_FEATURE_XNACK_V4,
-                    ELF::EF_AMDGPU_FEATURE_XNACK_ON_V4,
-                    ELF::EF_AMDGPU_FEATURE_XNACK_OFF_V4);
-    T.Sramecc = State(Flags & ELF::EF_AMDGPU_FEATURE_SRAMECC_V4,
-                      ELF::EF_AMDGPU_FEATURE_SRAMECC_ON_V4,
-                      ELF::EF_AMDGPU_FEATURE_SRAMECC_OFF_V4);
-  }
-  return T;
-}
 
 struct Finding {
   const ArchiveReader::Entry *E = nullptr;
@@ -109,23 +63,17 @@ Finding checkEntry(const ArchiveReader &R, const ArchiveReader::Entry &E) {
   if (std::find(Listed.begin(), Listed.end(), E.Arch) == Listed.end())
     return Fail("arch is not listed in gfx_arches (upstream cannot load it)");
 
-  Expected<std::optional<TargetId>> TargetOr = codeObjectTarget(Bytes);
-  if (!TargetOr)
-    return Fail(toString(TargetOr.takeError()));
-  if (!*TargetOr) {
-    F.Severity = VerifyStrict ? Finding::Error : Finding::Note;
+  Expected<std::optional<TargetId>> BuiltOr = kpack::checkArchiveEntry(
+      E.Arch, Bytes,
+      VerifyStrict ? kpack::OpaqueEntries::Reject : kpack::OpaqueEntries::Allow);
+  if (!BuiltOr)
+    return Fail(toString(BuiltOr.takeError()));
+  if (!*BuiltOr) {
+    F.Severity = Finding::Note;
     F.Message = "not an AMDGPU code object";
     return F;
   }
-  const TargetId &Built = **TargetOr;
-  F.Target = Built.str();
-  std::optional<TargetId> Key = kpack::parseTargetId(E.Arch);
-  if (!Key)
-    return Fail("arch '" + E.Arch + "' is not a target ID");
-  if (Key->Processor != Built.Processor || Key->Xnack != Built.Xnack ||
-      Key->Sramecc != Built.Sramecc)
-    return Fail("code object is built for " + Built.str() + ", not " +
-                Key->str());
+  F.Target = (*BuiltOr)->str();
   return F;
 }
 

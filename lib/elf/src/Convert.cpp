@@ -4,10 +4,14 @@
 
 #include "kpack/ArchivePaths.h"
 #include "kpack/AtomicFile.h"
+#include "kpack/CodeObjectCheck.h"
 #include "kpack/HostBinary.h"
+#include "kpack/LLVMError.h"
 #include "kpack/Metadata.h"
+#include "kpack/Quote.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -24,10 +28,6 @@ using namespace llvm;
 using namespace kpack;
 
 namespace {
-
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 Error writeOrError(ArchiveWriter &W, const std::string &Path,
                    ConvertedArchive &Info) {
@@ -107,17 +107,40 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   if (Name.empty())
     return makeError("the kpack name is empty");
 
+  // Every code object, checked before anything is written: compressed
+  // bundles are decoded once here and their payloads kept for the archives.
+  Progress("checking code objects");
+  std::vector<std::unique_ptr<Bundle>> Decoded(Host->Bundles.size());
+  std::set<std::string> Targets;
+  for (size_t I = 0; I < Host->Bundles.size(); ++I) {
+    const BundleInfo &B = Host->Bundles[I];
+    if (B.Compression != BundleCompression::None) {
+      Decoded[I] = std::make_unique<Bundle>();
+      if (Error E = decodeBundleAt(Image, B, *Decoded[I]))
+        return E;
+    }
+    for (const BundleEntry &E : Decoded[I] ? Decoded[I]->Entries : B.Entries) {
+      if (!E.isDevice())
+        continue;
+      ArrayRef<uint8_t> Payload =
+          Decoded[I] ? ArrayRef<uint8_t>(Decoded[I]->payload(E), E.Size)
+                     : arrayRefFromStringRef(Image.getBuffer().substr(
+                           B.FileOffset + E.Offset, E.Size));
+      if (Error Err = checkArchiveEntry(E.TargetId, Payload,
+                                        OpaqueEntries::Reject)
+                          .takeError())
+        return makeError("bundle " + Twine(I) + " (.hip_fatbin offset 0x" +
+                         Twine::utohexstr(B.SectionOffset) + "), entry " +
+                         quoteInput(E.Id) + ": " + toString(std::move(Err)));
+      Targets.insert(E.TargetId);
+    }
+  }
+
   // Archive paths and the search paths that find them.
   std::map<std::string, std::string> ArchiveFor; // target ID -> path
-  std::set<std::string> Targets;
-  for (const BundleInfo &B : Host->Bundles)
-    for (const BundleEntry &E : B.Entries)
-      if (E.isDevice()) {
-        if (E.TargetId.empty())
-          return makeError("bundle entry '" + E.Id + "' has no target ID");
-        Targets.insert(E.TargetId);
-      }
   std::vector<std::string> SearchPaths = Opts.SearchPaths;
+  // Created once the rewrite has succeeded: bad input leaves no trace.
+  std::vector<std::string> Dirs;
   if (!Opts.KpackDir.empty()) {
     std::string Dir = absolutePath(Opts.KpackDir);
     for (const std::string &T : Targets)
@@ -125,24 +148,16 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     if (SearchPaths.empty())
       SearchPaths.push_back(searchPathFromBinary(
           OutputAbs, perTargetArchivePath(Dir, Name, "@GFXARCH@")));
-    if (std::error_code EC = sys::fs::create_directories(Dir))
-      return makeError("cannot create '" + Dir + "': " + EC.message());
+    Dirs.push_back(Dir);
   } else {
     std::string Path = absolutePath(Opts.KpackOutput);
     if (SearchPaths.empty())
       SearchPaths.push_back(searchPathFromBinary(OutputAbs, Path));
     if (Path == OutputAbs || Path == absolutePath(Opts.Input))
       return makeError("the archive would overwrite a host binary");
-    if (std::error_code EC =
-            sys::fs::create_directories(sys::path::parent_path(Path)))
-      return makeError("cannot create the directory of '" + Path +
-                       "': " + EC.message());
+    Dirs.push_back(sys::path::parent_path(Path).str());
   }
-
-  if (std::error_code EC =
-          sys::fs::create_directories(sys::path::parent_path(OutputAbs)))
-    return makeError("cannot create the directory of '" + Opts.Output +
-                     "': " + EC.message());
+  Dirs.push_back(sys::path::parent_path(OutputAbs).str());
 
   KpackMetadata Meta{Name, SearchPaths};
   std::vector<uint8_t> MetaBytes;
@@ -154,6 +169,10 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   auto NewImage = rewriteHostBinary(Image, *Host, MetaBytes);
   if (!NewImage)
     return NewImage.takeError();
+  for (const std::string &Dir : Dirs)
+    if (std::error_code EC = sys::fs::create_directories(Dir))
+      return makeError("cannot create directory '" + Dir +
+                       "': " + EC.message());
 
   // Archive entries: code objects of uncompressed bundles are read straight
   // from the input file; compressed bundles are decoded once.
@@ -173,18 +192,10 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   else
     Writers[""] = Writer("");
 
-  std::vector<std::unique_ptr<Bundle>> Decoded;
   Progress("collecting code objects");
   for (size_t I = 0; I < Host->Bundles.size(); ++I) {
     const BundleInfo &B = Host->Bundles[I];
-    const Bundle *Payloads = nullptr;
-    if (B.Compression != BundleCompression::None) {
-      auto D = std::make_unique<Bundle>();
-      if (Error E = decodeBundleAt(Image, B, *D))
-        return E;
-      Payloads = D.get();
-      Decoded.push_back(std::move(D));
-    }
+    const Bundle *Payloads = Decoded[I].get();
     const std::string Key = Name + "#" + std::to_string(I);
     const auto &Entries = Payloads ? Payloads->Entries : B.Entries;
     for (const BundleEntry &E : Entries) {

@@ -18,8 +18,11 @@
 
 #include "kpack/Convert.h"
 #include "kpack/HostBinary.h"
+#include "kpack/LLVMError.h"
+#include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
@@ -41,10 +44,10 @@ static_assert(sys::IsLittleEndianHost,
 namespace {
 using ELFT = ELF64LE;
 constexpr char KpackRefName[] = ".rocm_kpack_ref";
+/// Non-allocated sections are laid out again after the loaded data; none
+/// needs more alignment than this in practice.
+constexpr uint64_t MaxRelaidAlign = uint64_t(1) << 20;
 
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 /// A plain copy of an image's ELF headers.
@@ -80,6 +83,9 @@ Expected<Headers> readHeaders(ArrayRef<uint8_t> File) {
   return H;
 }
 
+StringRef sectionName(ArrayRef<uint8_t> File, const Headers &H,
+                      const ELF::Elf64_Shdr &S);
+
 bool inFile(ArrayRef<uint8_t> File, uint64_t Offset, uint64_t Size) {
   return Offset <= File.size() && Size <= File.size() - Offset;
 }
@@ -89,7 +95,10 @@ bool inFile(ArrayRef<uint8_t> File, uint64_t Offset, uint64_t Size) {
 Error checkRanges(ArrayRef<uint8_t> File, const Headers &H) {
   for (size_t I = 0; I < H.Phdrs.size(); ++I) {
     const auto &P = H.Phdrs[I];
-    if (!inFile(File, P.p_offset, P.p_filesz))
+    // An empty segment other than PT_LOAD names no file bytes (GNU_STACK);
+    // the rewrite leaves its offset as it was.
+    bool NamesNoBytes = P.p_type != ELF::PT_LOAD && P.p_filesz == 0;
+    if (!NamesNoBytes && !inFile(File, P.p_offset, P.p_filesz))
       return makeError("program header " + Twine(I) + " lies outside the file");
     if (P.p_filesz > P.p_memsz && P.p_type == ELF::PT_LOAD)
       return makeError("program header " + Twine(I) +
@@ -101,6 +110,118 @@ Error checkRanges(ArrayRef<uint8_t> File, const Headers &H) {
     const auto &S = H.Shdrs[I];
     if (S.sh_type != ELF::SHT_NOBITS && !inFile(File, S.sh_offset, S.sh_size))
       return makeError("section " + Twine(I) + " lies outside the file");
+  }
+  return Error::success();
+}
+
+bool isLoad(const ELF::Elf64_Phdr &P) { return P.p_type == ELF::PT_LOAD; }
+
+/// The PT_LOAD whose file part holds [VAddr, VAddr + Size), or nullptr.
+const ELF::Elf64_Phdr *loadHolding(const Headers &H, uint64_t VAddr,
+                                   uint64_t Size) {
+  for (const auto &P : H.Phdrs)
+    if (isLoad(P) && VAddr >= P.p_vaddr && VAddr - P.p_vaddr <= P.p_filesz &&
+        Size <= P.p_filesz - (VAddr - P.p_vaddr))
+      return &P;
+  return nullptr;
+}
+
+/// What a loadable image must satisfy for its file to be the memory image:
+/// PT_LOADs sorted and disjoint, offset and address congruent modulo the
+/// alignment; every other segment with contents (PT_GNU_RELRO aside) and
+/// every allocated section with contents at the file offset its PT_LOAD
+/// gives its address. The converter checks its input with it (a violation
+/// is bad input) and its output (a violation is its own bug). Expects
+/// checkRanges to have passed.
+Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
+  const ELF::Elf64_Phdr *Prev = nullptr;
+  for (size_t I = 0; I < H.Phdrs.size(); ++I) {
+    const auto &P = H.Phdrs[I];
+    if (!isLoad(P) && P.p_filesz == 0)
+      continue;
+    if (P.p_filesz > P.p_memsz)
+      return makeError("program header " + Twine(I) +
+                       " has p_filesz > p_memsz");
+    if (!isLoad(P))
+      continue;
+    if (P.p_align > 1 && P.p_offset % P.p_align != P.p_vaddr % P.p_align)
+      return makeError("PT_LOAD at " + hex(P.p_vaddr) +
+                       ": offset and address disagree modulo alignment");
+    if (Prev && P.p_vaddr < Prev->p_vaddr + Prev->p_memsz)
+      return makeError("PT_LOAD segments unsorted or overlapping at " +
+                       hex(P.p_vaddr));
+    Prev = &P;
+  }
+  for (size_t I = 0; I < H.Phdrs.size(); ++I) {
+    const auto &P = H.Phdrs[I];
+    if (isLoad(P) || P.p_filesz == 0)
+      continue;
+    if (P.p_type == ELF::PT_GNU_RELRO) {
+      // Only its start must be loaded (it may span several PT_LOADs).
+      const ELF::Elf64_Phdr *Start = nullptr;
+      for (const auto &L : H.Phdrs)
+        if (isLoad(L) && P.p_vaddr >= L.p_vaddr &&
+            P.p_vaddr - L.p_vaddr < L.p_memsz)
+          Start = &L;
+      if (!Start ||
+          P.p_offset != Start->p_offset + (P.p_vaddr - Start->p_vaddr))
+        return makeError("PT_GNU_RELRO (program header " + Twine(I) +
+                         ") is not backed by its PT_LOAD");
+      continue;
+    }
+    const auto *Load = loadHolding(H, P.p_vaddr, P.p_filesz);
+    if (!Load || P.p_offset != Load->p_offset + (P.p_vaddr - Load->p_vaddr))
+      return makeError("program header " + Twine(I) +
+                       " is not backed by its PT_LOAD");
+  }
+  // The file ranges of the headers and of the loaded sections, merged: what
+  // a rewrite may change. A section outside the loaded image must not share
+  // bytes with them.
+  std::vector<std::pair<uint64_t, uint64_t>> Loaded = {
+      {0, sizeof(ELF::Elf64_Ehdr)},
+      {H.Ehdr.e_phoff,
+       H.Ehdr.e_phoff + H.Phdrs.size() * sizeof(ELF::Elf64_Phdr)}};
+  for (size_t I = 1; I < H.Shdrs.size(); ++I) {
+    const auto &S = H.Shdrs[I];
+    // Empty sections too: their offset also follows their address.
+    if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS)
+      continue;
+    const auto *Load = loadHolding(H, S.sh_addr, S.sh_size);
+    if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
+      return makeError("section " + Twine(I) + " (" +
+                       quoteInput(sectionName(File, H, S)) +
+                       ") is not backed by its PT_LOAD");
+    if (S.sh_size != 0)
+      Loaded.push_back({S.sh_offset, S.sh_offset + S.sh_size});
+  }
+  // Loaded sections do not share bytes: a rewrite of one (the wrappers) must
+  // leave the others as they were.
+  llvm::sort(Loaded.begin() + 2, Loaded.end());
+  for (size_t I = 3; I < Loaded.size(); ++I)
+    if (Loaded[I].first < Loaded[I - 1].second)
+      return makeError("allocated sections overlap at file offset " +
+                       hex(Loaded[I].first));
+  llvm::sort(Loaded);
+  std::vector<std::pair<uint64_t, uint64_t>> Merged;
+  for (const auto &R : Loaded) {
+    if (!Merged.empty() && R.first <= Merged.back().second)
+      Merged.back().second = std::max(Merged.back().second, R.second);
+    else
+      Merged.push_back(R);
+  }
+  for (size_t I = 1; I < H.Shdrs.size(); ++I) {
+    const auto &S = H.Shdrs[I];
+    if ((S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS ||
+        S.sh_size == 0)
+      continue;
+    // The first merged range ending after the section's start.
+    auto It = llvm::upper_bound(
+        Merged, S.sh_offset,
+        [](uint64_t Off, const auto &R) { return Off < R.second; });
+    if (It != Merged.end() && It->first < S.sh_offset + S.sh_size)
+      return makeError("non-allocated section " + Twine(I) + " (" +
+                       quoteInput(sectionName(File, H, S)) +
+                       ") overlaps the headers or the loaded sections");
   }
   return Error::success();
 }
@@ -121,8 +242,6 @@ struct Layout {
     return std::nullopt;
   }
 };
-
-bool isLoad(const ELF::Elf64_Phdr &P) { return P.p_type == ELF::PT_LOAD; }
 
 StringRef sectionName(ArrayRef<uint8_t> File, const Headers &H,
                       const ELF::Elf64_Shdr &S) {
@@ -303,8 +422,11 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
     if (isLoad(P) || (P.p_filesz == 0 && P.p_memsz == 0))
       continue;
     if (P.p_type == ELF::PT_GNU_RELRO) {
-      if (const auto *Load = LoadFor(P.p_vaddr))
-        P.p_offset = Load->p_offset + (P.p_vaddr - Load->p_vaddr);
+      const auto *Load = LoadFor(P.p_vaddr);
+      if (!Load)
+        return makeError("PT_GNU_RELRO (program header " + Twine(I) +
+                         ") starts in the removed range");
+      P.p_offset = Load->p_offset + (P.p_vaddr - Load->p_vaddr);
       continue;
     }
     if (const auto *Load = LoadFor(P.p_vaddr)) {
@@ -345,7 +467,7 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
     auto New = L.map(S.sh_offset, S.sh_type == ELF::SHT_NOBITS ? 0 : S.sh_size);
     if (!New)
       return makeError("section " + Twine(I) + " (" +
-                       sectionName(File, H, H.Shdrs[I]) +
+                       quoteInput(sectionName(File, H, H.Shdrs[I])) +
                        ") lies in the removed range");
     S.sh_offset = *New;
   }
@@ -383,6 +505,12 @@ Error Rewriter::planSections(std::vector<uint8_t> &ShStrTab,
       S.sh_offset = Cursor;
       continue;
     }
+    // Only the file layout honours these alignments: a corrupt one must not
+    // make the output grow without bound.
+    if (S.sh_addralign > MaxRelaidAlign ||
+        (S.sh_addralign > 1 && !isPowerOf2_64(S.sh_addralign)))
+      return makeError("malformed host binary: section " + Twine(I) +
+                       " has alignment " + hex(S.sh_addralign));
     Cursor = alignTo(Cursor, std::max<uint64_t>(S.sh_addralign, 1));
     S.sh_offset = Cursor;
     Relaid.push_back({I, Cursor});
@@ -475,6 +603,10 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
     return makeError("the binary is already converted (HIPK wrappers)");
   if (!Host.Fatbin || Host.Bundles.empty() || Host.Wrappers.empty())
     return makeError("the binary carries no device code");
+  if (Host.KpackRefSection)
+    return makeError("the binary has both .hip_fatbin and .rocm_kpack_ref "
+                     "(kpack-ready objects linked without ld.kpack?); "
+                     "converting it is not supported");
   for (const WrapperInfo &W : Host.Wrappers) {
     if (!W.isHIPF())
       return makeError("wrapper at " + hex(W.Address) +
@@ -489,8 +621,43 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
   auto H = readHeaders(File);
   if (!H)
     return H.takeError();
+  // Malformed input is bad input, not a failure of the rewrite (which the
+  // verifier below reports as an internal error).
   if (Error E = checkRanges(File, *H))
-    return E;
+    return makeError("malformed host binary: " + toString(std::move(E)));
+  if (Error E = checkLoadedLayout(File, *H))
+    return makeError("malformed host binary: " + toString(std::move(E)));
+  // The verifier wants PT_DYNAMIC's bytes unchanged: it must not share any
+  // with what the rewrite changes (headers, fatbin, wrappers, relocations).
+  std::vector<std::pair<uint64_t, uint64_t>> Changed = {
+      {0, sizeof(ELF::Elf64_Ehdr)},
+      {H->Ehdr.e_phoff,
+       H->Ehdr.e_phoff + H->Phdrs.size() * sizeof(ELF::Elf64_Phdr)},
+      {Host.Fatbin->FileOffset, Host.Fatbin->FileOffset + Host.Fatbin->Size},
+      {Host.WrapperSection->FileOffset,
+       Host.WrapperSection->FileOffset + Host.WrapperSection->Size}};
+  for (const auto &S : H->Shdrs)
+    if (S.sh_type == ELF::SHT_RELA && (S.sh_flags & ELF::SHF_ALLOC))
+      Changed.push_back({S.sh_offset, S.sh_offset + S.sh_size});
+  for (size_t I = 0; I < H->Phdrs.size(); ++I) {
+    const auto &P = H->Phdrs[I];
+    if (P.p_type != ELF::PT_DYNAMIC || P.p_filesz == 0)
+      continue;
+    for (const auto &[Begin, End] : Changed)
+      if (P.p_offset < End && Begin < P.p_offset + P.p_filesz)
+        return makeError("malformed host binary: PT_DYNAMIC (program header " +
+                         Twine(I) +
+                         ") overlaps the headers, .hip_fatbin, the wrappers "
+                         "or their relocations");
+  }
+  for (const SectionSpan *Span : {&*Host.Fatbin, &*Host.WrapperSection})
+    if (!(H->Shdrs[Span->Index].sh_flags & ELF::SHF_ALLOC) ||
+        H->Shdrs[Span->Index].sh_type == ELF::SHT_NOBITS)
+      return makeError("malformed host binary: section " +
+                       Twine(Span->Index) + " (" +
+                       (Span == &*Host.Fatbin ? ".hip_fatbin"
+                                              : ".hipFatBinSegment") +
+                       ") is not loaded");
   Rewriter R(File, Host, std::move(*H), Metadata);
   auto Out = R.run();
   if (!Out)
@@ -536,6 +703,8 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
     return E;
   if (Error E = checkRanges(NewFile, *NewH))
     return E;
+  if (Error E = checkLoadedLayout(NewFile, *NewH))
+    return E;
   if (!Before->Fatbin || !Before->WrapperSection)
     return makeError("the original binary has no device code");
 
@@ -564,32 +733,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
   // Program headers.
   if (NewH->Phdrs.size() != OldH->Phdrs.size())
     return makeError("program header count changed");
-  const ELF::Elf64_Phdr *Prev = nullptr;
-  for (const auto &P : NewH->Phdrs) {
-    if (P.p_type != ELF::PT_LOAD && P.p_filesz == 0)
-      continue;
-    if (P.p_offset > NewFile.size() || P.p_filesz > NewFile.size() - P.p_offset)
-      return makeError("a program header lies outside the file");
-    if (P.p_filesz > P.p_memsz)
-      return makeError("a program header has p_filesz > p_memsz");
-    if (P.p_type != ELF::PT_LOAD)
-      continue;
-    if (P.p_align > 1 && P.p_offset % P.p_align != P.p_vaddr % P.p_align)
-      return makeError("PT_LOAD at " + hex(P.p_vaddr) +
-                       ": offset and address disagree modulo alignment");
-    if (Prev && P.p_vaddr < Prev->p_vaddr + Prev->p_memsz)
-      return makeError("PT_LOAD segments unsorted or overlapping at " +
-                       hex(P.p_vaddr));
-    Prev = &P;
-  }
-  auto LoadFor = [&](const Headers &H, uint64_t VAddr,
-                     uint64_t Size) -> const ELF::Elf64_Phdr * {
-    for (const auto &P : H.Phdrs)
-      if (isLoad(P) && VAddr >= P.p_vaddr &&
-          VAddr - P.p_vaddr + Size <= P.p_filesz)
-        return &P;
-    return nullptr;
-  };
   for (size_t I = 0; I < NewH->Phdrs.size(); ++I) {
     const auto &P = NewH->Phdrs[I], &Old = OldH->Phdrs[I];
     if (P.p_type != Old.p_type)
@@ -598,11 +741,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       continue;
     if (P.p_vaddr != Old.p_vaddr && P.p_type != ELF::PT_GNU_RELRO)
       return makeError("program header " + Twine(I) + " moved");
-    const auto *Load = LoadFor(*NewH, P.p_vaddr, P.p_filesz);
-    if (P.p_type != ELF::PT_GNU_RELRO &&
-        (!Load || P.p_offset != Load->p_offset + (P.p_vaddr - Load->p_vaddr)))
-      return makeError("program header " + Twine(I) +
-                       " is not backed by its PT_LOAD");
     if (P.p_type == ELF::PT_DYNAMIC &&
         (P.p_filesz != Old.p_filesz ||
          std::memcmp(NewFile.data() + P.p_offset, OldFile.data() + Old.p_offset,
@@ -610,16 +748,13 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       return makeError("the dynamic section changed");
   }
 
-  // Sections: within the file; allocated ones keep address, size and bytes
-  // (the metadata section, wrappers and wrapper relocations aside).
+  // Sections (within the file and backed by their PT_LOAD, as checked
+  // above): allocated ones keep address, size and bytes (the metadata
+  // section, wrappers and wrapper relocations aside).
   if (NewH->Shdrs.size() != OldH->Shdrs.size())
     return makeError("section count changed");
   for (size_t I = 1; I < NewH->Shdrs.size(); ++I) {
     const auto &S = NewH->Shdrs[I], &Old = OldH->Shdrs[I];
-    if (S.sh_type != ELF::SHT_NOBITS &&
-        (S.sh_offset > NewFile.size() ||
-         S.sh_size > NewFile.size() - S.sh_offset))
-      return makeError("section " + Twine(I) + " lies outside the file");
     if (!(Old.sh_flags & ELF::SHF_ALLOC) || I == Before->Fatbin->Index) {
       if (!(S.sh_flags & ELF::SHF_ALLOC) && S.sh_type != ELF::SHT_NOBITS &&
           I != NewH->Ehdr.e_shstrndx &&
@@ -634,11 +769,6 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       return makeError("section " + Twine(I) + " changed address or size");
     if (S.sh_type == ELF::SHT_NOBITS || S.sh_size == 0)
       continue;
-    const auto *Load = LoadFor(*NewH, S.sh_addr, S.sh_size);
-    if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
-      return makeError("section " + Twine(I) + " (" +
-                       sectionName(NewFile, *NewH, S) +
-                       ") is not backed by its PT_LOAD");
     const uint8_t *A = OldFile.data() + Old.sh_offset;
     const uint8_t *B = NewFile.data() + S.sh_offset;
     if (std::memcmp(A, B, S.sh_size) == 0)
@@ -658,7 +788,7 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
       continue;
     }
     return makeError("the bytes of section " + Twine(I) + " (" +
-                     sectionName(NewFile, *NewH, S) + ") changed");
+                     quoteInput(sectionName(NewFile, *NewH, S)) + ") changed");
   }
   return Error::success();
 }

@@ -2,6 +2,8 @@
 
 #include "kpack/HostBinary.h"
 
+#include "kpack/LLVMError.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
@@ -19,10 +21,6 @@ using namespace kpack;
 namespace {
 using ELFT = ELF64LE;
 using Elf_Shdr = ELFT::Shdr;
-
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V); }
 
@@ -344,11 +342,6 @@ bool HostBinary::hasHIPK() const {
                      [](const WrapperInfo &W) { return W.isHIPK(); });
 }
 
-bool HostBinary::hasHIPF() const {
-  return std::any_of(Wrappers.begin(), Wrappers.end(),
-                     [](const WrapperInfo &W) { return W.isHIPF(); });
-}
-
 int HostBinary::bundleAt(uint64_t Address) const {
   for (size_t I = 0; I < Bundles.size(); ++I)
     if (Bundles[I].Address == Address)
@@ -396,15 +389,4 @@ Error kpack::decodeBundleAt(MemoryBufferRef Image, const BundleInfo &B,
                      S.message());
   Out.SectionOffset = B.SectionOffset;
   return Error::success();
-}
-
-std::optional<uint64_t> kpack::fileOffsetOfAddress(MemoryBufferRef Image,
-                                                   uint64_t Address,
-                                                   uint64_t Size) {
-  auto Obj = openELF(Image);
-  if (!Obj) {
-    consumeError(Obj.takeError());
-    return std::nullopt;
-  }
-  return offsetInLoads(*Obj, Address, Size);
 }

@@ -2,17 +2,14 @@
 
 #include "kpack/WrapperPatcher.h"
 
-#include "llvm/ADT/StringExtras.h"
+#include "kpack/LLVMError.h"
+
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Endian.h"
 
 using namespace llvm;
 using namespace kpack;
 namespace endian = llvm::support::endian;
-
-static Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 Error kpack::patchWrapperToHIPK(MutableArrayRef<uint8_t> Image,
                                 const WrapperLocation &Loc, uint64_t NewTarget,
@@ -55,28 +52,6 @@ Error kpack::patchWrapperToHIPK(MutableArrayRef<uint8_t> Image,
       endian::write64le(W + 8, NewTarget);
   } else {
     endian::write64le(W + 8, NewTarget);
-  }
-  return Error::success();
-}
-
-Error kpack::patchAllWrappersToHIPK(MutableArrayRef<uint8_t> Image,
-                                    uint64_t MetadataAddress) {
-  MemoryBufferRef Ref(
-      StringRef(reinterpret_cast<const char *>(Image.data()), Image.size()),
-      "image");
-  auto Host = analyzeHostBinary(Ref);
-  if (!Host)
-    return Host.takeError();
-  for (const WrapperInfo &W : Host->Wrappers) {
-    if (!W.isHIPF())
-      continue;
-    if (W.BundleIndex < 0)
-      return makeError("wrapper at 0x" + utohexstr(W.Address) +
-                       " points at 0x" + utohexstr(W.Target) +
-                       ", which is not the start of a bundle");
-    if (Error E = patchWrapperToHIPK(Image, WrapperLocation::of(W),
-                                     MetadataAddress, W.BundleIndex))
-      return E;
   }
   return Error::success();
 }

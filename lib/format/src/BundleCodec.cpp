@@ -3,6 +3,7 @@
 #include "kpack/BundleCodec.h"
 
 #include "kpack/ByteOrder.h"
+#include "kpack/Quote.h"
 
 #include <zlib.h>
 #include <zstd.h>
@@ -72,7 +73,8 @@ Status parseUncompressed(const uint8_t *Bytes, size_t Size,
     E.Id.assign(reinterpret_cast<const char *>(Bytes + Pos), IdLen);
     Pos += IdLen;
     if (E.Offset > Size || E.Size > Size - E.Offset)
-      return Status::error("offload bundle entry '" + E.Id + "': payload [" +
+      return Status::error("offload bundle entry " + quoteInput(E.Id) +
+                           ": payload [" +
                            hex(E.Offset) + ", +" + hex(E.Size) +
                            ") is outside the " + std::to_string(Size) +
                            "-byte bundle");
@@ -358,7 +360,7 @@ Status kpack::parseBundleEntryId(const std::string &Id, BundleEntry &Out) {
   // contain '-' ("gfx11-generic"), so split on the first five dashes only.
   size_t KindEnd = Id.find('-');
   if (KindEnd == std::string::npos || KindEnd == 0)
-    return Status::error("malformed bundle entry id '" + Id + "'");
+    return Status::error("malformed bundle entry id " + quoteInput(Id));
   std::string Rest = Id.substr(KindEnd + 1);
   size_t Pos = 0;
   unsigned Dashes = 0;
@@ -379,7 +381,8 @@ Status kpack::parseBundleEntryId(const std::string &Id, BundleEntry &Out) {
   while (!Triple.empty() && Triple.back() == '-')
     Triple.pop_back();
   if (Triple.empty())
-    return Status::error("bundle entry id '" + Id + "' has no target triple");
+    return Status::error("bundle entry id " + quoteInput(Id) +
+                         " has no target triple");
   Out.Id = Id;
   Out.Kind = Id.substr(0, KindEnd);
   Out.Triple = std::move(Triple);

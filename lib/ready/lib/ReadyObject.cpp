@@ -10,11 +10,13 @@
 
 #include "kpack/ReadyObject.h"
 #include "kpack/BundleCodec.h"
+#include "kpack/LLVMError.h"
 
 #include "llvm/ObjCopy/ConfigManager.h"
 #include "llvm/ObjCopy/ObjCopy.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,10 +25,6 @@ using namespace llvm::object;
 
 namespace kpack {
 namespace ready {
-
-static Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 bool hasFatbinSection(const ObjectFile &Obj) {
   for (const SectionRef &Sec : Obj.sections()) {
@@ -172,6 +170,58 @@ static std::unique_ptr<MemoryBuffer> toBuffer(const std::vector<uint8_t> &B,
       StringRef(reinterpret_cast<const char *>(B.data()), B.size()), Name);
 }
 
+/// ObjCopy trusts the headers: it sizes its output from them (a section
+/// past the end of the file or a huge alignment made it allocate exabytes;
+/// found by the fuzzer) and follows their links unchecked. Checks that the
+/// links are sound and the output it will lay out is of the order of the
+/// input.
+static Error checkSectionLayout(const ELFFile<ELFT> &File) {
+  // ObjCopy keeps (and sizes its output by) program headers; a relocatable
+  // object has none.
+  if (File.getHeader().e_phnum != 0)
+    return makeError("relocatable object with program headers");
+  auto Sections = File.sections();
+  if (!Sections)
+    return Sections.takeError();
+  const uint64_t FileSize = File.getBufSize();
+  uint64_t Bound = 0;
+  auto IsType = [&](uint32_t Link, uint32_t Type) {
+    return Link < Sections->size() && (*Sections)[Link].sh_type == Type;
+  };
+  for (const ELFT::Shdr &Sec : *Sections) {
+    uint64_t Index = &Sec - Sections->begin();
+    // ObjCopy follows these links without checking them (a group whose
+    // link is not a symbol table crashed it; found by the fuzzer).
+    bool NeedsSymtab = Sec.sh_type == ELF::SHT_GROUP ||
+                       Sec.sh_type == ELF::SHT_REL ||
+                       Sec.sh_type == ELF::SHT_RELA ||
+                       Sec.sh_type == ELF::SHT_SYMTAB_SHNDX;
+    if (NeedsSymtab && !IsType(Sec.sh_link, ELF::SHT_SYMTAB))
+      return makeError("section " + Twine(Index) +
+                       " does not link to a symbol table");
+    if (Sec.sh_type == ELF::SHT_SYMTAB && !IsType(Sec.sh_link, ELF::SHT_STRTAB))
+      return makeError("symbol table " + Twine(Index) +
+                       " does not link to a string table");
+    if (Sec.sh_type == ELF::SHT_SYMTAB)
+      if (auto Syms = File.symbols(&Sec); !Syms)
+        return Syms.takeError();
+    if (Sec.sh_type != ELF::SHT_NOBITS &&
+        (Sec.sh_offset > FileSize || Sec.sh_size > FileSize - Sec.sh_offset))
+      return makeError("section " + Twine(Index) + " lies outside the file");
+    if (Sec.sh_addralign > 1 && !isPowerOf2_64(Sec.sh_addralign))
+      return makeError("section " + Twine(Index) +
+                       " has an alignment that is not a power of two");
+    // Sizes are within the file here, alignments bounded below.
+    Bound += (Sec.sh_type == ELF::SHT_NOBITS ? 0 : Sec.sh_size) +
+             std::min<uint64_t>(Sec.sh_addralign, uint64_t(1) << 40) +
+             sizeof(ELFT::Shdr);
+  }
+  if (Bound > 2 * FileSize + (uint64_t(1) << 20))
+    return makeError("section alignments would make the rewritten object "
+                     "far larger than the input");
+  return Error::success();
+}
+
 Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   Expected<std::unique_ptr<ObjectFile>> ObjOrErr =
       ObjectFile::createObjectFile(In);
@@ -181,6 +231,9 @@ Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   if (!Obj || Obj->getELFFile().getHeader().e_machine != ELF::EM_X86_64 ||
       Obj->getELFFile().getHeader().e_type != ELF::ET_REL)
     return makeError("not an x86-64 ELF relocatable object");
+
+  if (Error E = checkSectionLayout(Obj->getELFFile()))
+    return E;
 
   std::optional<SectionRef> Fatbin;
   for (const SectionRef &Sec : Obj->sections()) {

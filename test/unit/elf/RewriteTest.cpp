@@ -237,7 +237,7 @@ TEST(Rewrite, VerifierCatchesAChangedLoadedByte) {
   ASSERT_TRUE(Flipped);
   llvm::Error E = verifyConvertedBinary(bufferRef(Image), bufferRef(Bad));
   ASSERT_TRUE(static_cast<bool>(E));
-  EXPECT_NE(toString(std::move(E)).find("(.eh_frame) changed"),
+  EXPECT_NE(toString(std::move(E)).find("('.eh_frame') changed"),
             std::string::npos);
 }
 

@@ -106,7 +106,6 @@ struct HostBinary {
 
   bool hasDeviceCode() const { return !Bundles.empty(); }
   bool hasHIPK() const;
-  bool hasHIPF() const;
   /// Index into Bundles of the bundle starting at Address, or -1.
   int bundleAt(uint64_t Address) const;
 };
@@ -127,11 +126,6 @@ llvm::Expected<HostBinary> analyzeHostBinary(llvm::MemoryBufferRef Image,
 /// Decodes bundle B of Host from Image (copies and, for CCOB, decompresses).
 llvm::Error decodeBundleAt(llvm::MemoryBufferRef Image, const BundleInfo &B,
                            Bundle &Out);
-
-/// Maps a vaddr to a file offset through the PT_LOAD segments of a linked
-/// image; std::nullopt if not file-backed.
-std::optional<uint64_t> fileOffsetOfAddress(llvm::MemoryBufferRef Image,
-                                            uint64_t Address, uint64_t Size);
 
 } // namespace kpack
 

@@ -43,12 +43,6 @@ llvm::Error patchWrapperToHIPK(llvm::MutableArrayRef<uint8_t> Image,
                                const WrapperLocation &Loc, uint64_t NewTarget,
                                uint32_t Index);
 
-/// Convenience: analyzes Image and patches every HIPF wrapper to point at
-/// MetadataAddress with reserved1 = the index of the bundle its own pointer
-/// targets. Fails if a wrapper points at no bundle.
-llvm::Error patchAllWrappersToHIPK(llvm::MutableArrayRef<uint8_t> Image,
-                                   uint64_t MetadataAddress);
-
 } // namespace kpack
 
 #endif
