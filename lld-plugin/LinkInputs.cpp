@@ -443,7 +443,7 @@ Expected<std::unique_ptr<MemoryBuffer>> readLinkInput(MemoryBufferRef Buf,
     return New.takeError();
   for (const PreparedFile::Record &R : P.Records)
     if (Error E = Store.add(R.Key, R.Bundle, R.Origin))
-      return std::move(E);
+      return E;
   for (Bytes &B : P.Keep)
     Store.keepAlive(std::move(B));
   for (std::unique_ptr<Archive> &A : P.KeepArchives)

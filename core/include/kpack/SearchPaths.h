@@ -37,6 +37,11 @@ struct KpackEnvironment {
   static KpackEnvironment fromProcess();
 };
 
+/// Every variable KpackEnvironment::fromProcess reads (tests clear them).
+inline constexpr const char *KpackEnvironmentVariables[] = {
+    "ROCM_KPACK_PATH", "ROCM_KPACK_PATH_PREFIX", "ROCM_KPACK_DISABLE",
+    "ROCM_KPACK_DEBUG", "ROCM_KPACK_ARCH_OVERRIDE"};
+
 constexpr std::string_view ArchPlaceholder = "@GFXARCH@";
 
 /// Template with its first "@GFXARCH@" replaced by Arch (upstream replaces

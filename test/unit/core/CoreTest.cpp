@@ -109,9 +109,7 @@ TEST(SearchPaths, EnvironmentParsing) {
   E = KpackEnvironment::fromProcess();
   EXPECT_TRUE(E.ArchOverride.empty());
   EXPECT_TRUE(E.ArchOverrideMalformed);
-  for (const char *V :
-       {"ROCM_KPACK_PATH", "ROCM_KPACK_PATH_PREFIX", "ROCM_KPACK_DISABLE",
-        "ROCM_KPACK_DEBUG", "ROCM_KPACK_ARCH_OVERRIDE"})
+  for (const char *V : kpack::KpackEnvironmentVariables)
     unsetenv(V);
   EXPECT_FALSE(envFlag("ROCM_KPACK_DEBUG"));
 }

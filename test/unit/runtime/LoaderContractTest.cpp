@@ -9,6 +9,7 @@
 
 #include "TestSupport.h"
 
+#include "kpack/SearchPaths.h"
 #include "rocm_kpack/kpack.h"
 
 #include <gtest/gtest.h>
@@ -24,9 +25,7 @@ namespace {
 class LoaderContractTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    for (const char *Var :
-         {"ROCM_KPACK_PATH", "ROCM_KPACK_PATH_PREFIX", "ROCM_KPACK_DISABLE",
-          "ROCM_KPACK_DEBUG", "ROCM_KPACK_ARCH_OVERRIDE"})
+    for (const char *Var : kpack::KpackEnvironmentVariables)
       unsetenv(Var);
     Binary = Dir.write("lib/libblas.so", Bytes{0x7f, 'E', 'L', 'F'});
   }

@@ -2,6 +2,7 @@
 
 #include "TestSupport.h"
 
+#include "kpack/SearchPaths.h"
 #include "kpack/LoaderCache.h"
 #include "rocm_kpack/kpack.h"
 
@@ -38,9 +39,7 @@ protected:
   }
   void TearDown() override { clearLoaderEnvironment(); }
   static void clearLoaderEnvironment() {
-    for (const char *Var :
-         {"ROCM_KPACK_PATH", "ROCM_KPACK_PATH_PREFIX", "ROCM_KPACK_DISABLE",
-          "ROCM_KPACK_DEBUG", "ROCM_KPACK_ARCH_OVERRIDE"})
+    for (const char *Var : kpack::KpackEnvironmentVariables)
       unsetenv(Var);
   }
 

@@ -9,6 +9,7 @@
 
 #include "TestSupport.h"
 
+#include "kpack/SearchPaths.h"
 #include "rocm_kpack/kpack.h"
 
 #include <gtest/gtest.h>
@@ -27,9 +28,7 @@ namespace {
 class MetadataBoundsTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    for (const char *Var :
-         {"ROCM_KPACK_PATH", "ROCM_KPACK_PATH_PREFIX", "ROCM_KPACK_DISABLE",
-          "ROCM_KPACK_DEBUG", "ROCM_KPACK_ARCH_OVERRIDE"})
+    for (const char *Var : kpack::KpackEnvironmentVariables)
       unsetenv(Var);
     Page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void *Map = mmap(nullptr, 3 * Page, PROT_READ | PROT_WRITE,
