@@ -7,7 +7,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PKGS=(
-  cmake ninja-build pkg-config gcc g++ python3 python3-psutil
+  cmake ninja-build make pkg-config gcc g++ python3 python3-psutil
   clang-22 clang-tools-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
   libzstd-dev zstd libmsgpack-cxx-dev zlib1g-dev libgtest-dev
   binutils elfutils gdb diffutils time

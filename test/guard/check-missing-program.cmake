@@ -1,6 +1,7 @@
 # The guard of cmake/KpackPrograms.cmake: a configuration with a required
 # program missing fails and names the program and its Debian package.
-# cmake -DKPACK_SOURCE_DIR=... -DKPACK_LLVM_BIN=... -DWORK_DIR=... -P <this>
+# cmake -DKPACK_SOURCE_DIR=... -DKPACK_LLVM_BIN=... -DWORK_DIR=...
+#       -DGUARD_GENERATOR=... -DGUARD_MAKE_PROGRAM=... -P <this>
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/empty")
 
@@ -8,7 +9,8 @@ file(MAKE_DIRECTORY "${WORK_DIR}/empty")
 function(configure name expect regex)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -S ${KPACK_SOURCE_DIR}/test/guard/project
-            -B ${WORK_DIR}/${name} -DKPACK_SOURCE_DIR=${KPACK_SOURCE_DIR}
+            -B ${WORK_DIR}/${name} -G ${GUARD_GENERATOR}
+            -DCMAKE_MAKE_PROGRAM=${GUARD_MAKE_PROGRAM} -DKPACK_SOURCE_DIR=${KPACK_SOURCE_DIR}
             -DKPACK_LLVM_BIN=${KPACK_LLVM_BIN} -DGUARD_HOST_PROGRAM=sh ${ARGN}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(expect STREQUAL "ok" AND NOT rc EQUAL 0)
