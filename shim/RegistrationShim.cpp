@@ -312,14 +312,16 @@ std::string binaryPathOf(const void *Address) {
 }
 
 /// The loader's answer for every agent when the metadata cannot be used.
+/// Readable: the bytes readable at W.Binary (at most MaxKpackMetadataSize),
+/// which bound the parse.
 kpack_error_t metadataError(const Loader &L, const FatbinWrapper &W,
-                            KpackMetadata &Ref) {
+                            size_t Readable, KpackMetadata &Ref) {
   if (L.Cache->environment().Disabled) {
     L.Cache->debug("ROCM_KPACK_DISABLE is set; not loading");
     return KPACK_ERROR_NOT_IMPLEMENTED;
   }
-  // The parse is bounded by what is readable at the pointer.
-  if (Status E = decodeKpackMetadataInMemory(W.Binary, Ref)) {
+  if (Status E = decodeKpackMetadata(static_cast<const uint8_t *>(W.Binary),
+                                     Readable, Ref, MetadataMode::Loader)) {
     L.Cache->debug("invalid HIPK metadata: %s", E.message().c_str());
     return E.code();
   }
@@ -344,7 +346,8 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   kpack_error_t HardError = KPACK_SUCCESS;
   // A corrupt wrapper (e.g. a bad relocation addend) must not make the loader
   // read through a wild pointer: the metadata has to lie in readable memory.
-  const bool MetadataReadable = readableBytesAt(W.Binary, 1) != 0;
+  const size_t Readable = readableBytesAt(W.Binary, MaxKpackMetadataSize);
+  const bool MetadataReadable = Readable != 0;
   if (!MetadataReadable) {
     SHIM_ERROR("HIPK wrapper in '%s' (code object #%u) points at %p, which "
                "is not readable memory; no code object loaded",
@@ -353,7 +356,7 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   }
   KpackMetadata Ref;
   const kpack_error_t RefError =
-      MetadataReadable ? metadataError(L, W, Ref) : KPACK_SUCCESS;
+      MetadataReadable ? metadataError(L, W, Readable, Ref) : KPACK_SUCCESS;
   const bool Lazy = L.Lazy;
   for (const TargetId &Agent : MetadataReadable ? L.Agents
                                                 : std::vector<TargetId>()) {
