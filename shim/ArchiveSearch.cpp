@@ -22,15 +22,13 @@ bool collectArch(const char *Arch, void *UserData) {
 
 } // namespace
 
-std::string describeArchiveSearch(const void *Metadata,
+std::string describeArchiveSearch(const KpackMetadata &Ref,
+                                  const KpackEnvironment &Env,
                                   const std::string &BinaryPath,
                                   const std::vector<TargetId> &Agents) {
-  // The loader's resolution (kpack/SearchPaths.h) and metadata reading.
-  KpackMetadata M;
-  if (decodeKpackMetadataInMemory(Metadata, M))
-    return "(the kpack metadata is invalid)";
-  std::vector<std::string> Templates = searchPathTemplates(
-      KpackEnvironment::fromProcess(), M.SearchPaths, BinaryPath);
+  // The loader's resolution (kpack/SearchPaths.h).
+  std::vector<std::string> Templates =
+      searchPathTemplates(Env, Ref.SearchPaths, BinaryPath);
 
   std::vector<std::string> Paths;
   for (const TargetId &Agent : Agents)

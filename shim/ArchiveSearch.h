@@ -10,6 +10,8 @@
 #ifndef KPACK_SHIM_ARCHIVESEARCH_H
 #define KPACK_SHIM_ARCHIVESEARCH_H
 
+#include "kpack/Metadata.h"
+#include "kpack/SearchPaths.h"
 #include "kpack/TargetId.h"
 
 #include <string>
@@ -19,9 +21,10 @@ namespace kpack {
 namespace shim {
 
 /// E.g. "'/opt/app/app.kpack' (offers gfx1100, gfx942:sramecc+:xnack-);
-/// not found: '/opt/app/app_gfx90a.kpack'". Metadata is the HIPK wrapper's
-/// binary pointer, read as the loader reads it (bounded by readable memory).
-std::string describeArchiveSearch(const void *Metadata,
+/// not found: '/opt/app/app_gfx90a.kpack'". Ref is the wrapper's decoded
+/// metadata and Env the environment the shim's loader searched with.
+std::string describeArchiveSearch(const KpackMetadata &Ref,
+                                  const KpackEnvironment &Env,
                                   const std::string &BinaryPath,
                                   const std::vector<TargetId> &Agents);
 

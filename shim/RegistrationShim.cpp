@@ -248,7 +248,8 @@ kpack_error_t findForAgent(LoaderCache &Cache, const KpackMetadata &Ref,
 /// Reports GPUs left without a code object: one message per binary and set
 /// of GPUs (a library has one wrapper per translation unit, and they all miss
 /// the same way), repeats only under ROCM_KPACK_DEBUG.
-void reportMissing(const FatbinWrapper &W, const std::string &BinaryPath,
+void reportMissing(const KpackEnvironment &Env, const KpackMetadata *Ref,
+                   const std::string &BinaryPath,
                    uint32_t CoIndex, const std::vector<TargetId> &Missing,
                    kpack_error_t HardError) {
   std::string Gpus;
@@ -265,11 +266,10 @@ void reportMissing(const FatbinWrapper &W, const std::string &BinaryPath,
     }
   }
   std::string Searched =
-      HardError == KPACK_ERROR_INVALID_METADATA
-          ? std::string("(the kpack metadata is invalid)")
-          : shim::describeArchiveSearch(W.Binary, BinaryPath, Missing);
+      Ref ? shim::describeArchiveSearch(*Ref, Env, BinaryPath, Missing)
+          : std::string("(the kpack metadata is invalid)");
   std::string Reason =
-      envFlag("ROCM_KPACK_DISABLE") ? " [ROCM_KPACK_DISABLE is set]"
+      Env.Disabled ? " [ROCM_KPACK_DISABLE is set]"
       : HardError
           ? " [librocm_kpack error " + std::to_string(int(HardError)) + "]"
           : "";
@@ -313,15 +313,18 @@ std::string binaryPathOf(const void *Address) {
 
 /// The loader's answer for every agent when the metadata cannot be used.
 /// Readable: the bytes readable at W.Binary (at most MaxKpackMetadataSize),
-/// which bound the parse.
+/// which bound the parse. Valid tells whether Ref was decoded (also when
+/// loading is disabled: the error message lists its archives).
 kpack_error_t metadataError(const Loader &L, const FatbinWrapper &W,
-                            size_t Readable, KpackMetadata &Ref) {
+                            size_t Readable, KpackMetadata &Ref, bool &Valid) {
+  Status E = decodeKpackMetadata(static_cast<const uint8_t *>(W.Binary),
+                                 Readable, Ref, MetadataMode::Loader);
+  Valid = !E;
   if (L.Cache->environment().Disabled) {
     L.Cache->debug("ROCM_KPACK_DISABLE is set; not loading");
     return KPACK_ERROR_NOT_IMPLEMENTED;
   }
-  if (Status E = decodeKpackMetadata(static_cast<const uint8_t *>(W.Binary),
-                                     Readable, Ref, MetadataMode::Loader)) {
+  if (E) {
     L.Cache->debug("invalid HIPK metadata: %s", E.message().c_str());
     return E.code();
   }
@@ -355,8 +358,10 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
                CoIndex, W.Binary);
   }
   KpackMetadata Ref;
+  bool RefValid = false;
   const kpack_error_t RefError =
-      MetadataReadable ? metadataError(L, W, Readable, Ref) : KPACK_SUCCESS;
+      MetadataReadable ? metadataError(L, W, Readable, Ref, RefValid)
+                       : KPACK_SUCCESS;
   const bool Lazy = L.Lazy;
   for (const TargetId &Agent : MetadataReadable ? L.Agents
                                                 : std::vector<TargetId>()) {
@@ -383,7 +388,8 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   }
 
   if (!Missing.empty())
-    reportMissing(W, BinaryPath, CoIndex, Missing, HardError);
+    reportMissing(L.Cache->environment(), RefValid ? &Ref : nullptr,
+                  BinaryPath, CoIndex, Missing, HardError);
 
   std::vector<BundleInput> Entries;
   Entries.push_back({HostEntryId, nullptr, 0});
