@@ -9,6 +9,7 @@
 #include "kpack/CodeObjectCheck.h"
 #include "kpack/HostBinary.h"
 #include "kpack/KpackReady.h"
+#include "kpack/LLVMError.h"
 #include "kpack/Metadata.h"
 #include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
@@ -25,14 +26,6 @@ using namespace llvm;
 
 namespace kpack {
 namespace link {
-
-namespace {
-
-Error toError(const Status &S) {
-  return S ? createStringError(S.message()) : Error::success();
-}
-
-} // namespace
 
 Expected<EmitPlan> planEmission(const KpackOptions &Opts,
                                 StringRef OutputPath) {

@@ -25,7 +25,7 @@ ALLOWED = {
     "shim": {"runtime", "core"},
     "test/hip-standin": {"runtime", "core"},
     "lib/format": {"core"},
-    "lib/support": set(),
+    "lib/support": {"core"},
     "lib/elf": {"lib/support", "lib/format", "core"},
     "lib/ready": {"lib/support", "lib/format", "core"},
     "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},

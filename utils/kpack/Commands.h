@@ -8,6 +8,8 @@
 #ifndef KPACK_UTILS_KPACK_COMMANDS_H
 #define KPACK_UTILS_KPACK_COMMANDS_H
 
+#include "kpack/LLVMError.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -15,9 +17,7 @@
 #include <memory>
 
 namespace kpack {
-class Status;
 class ArchiveReader;
-class Status;
 } // namespace kpack
 
 int runLs();      // Ls.cpp
@@ -31,7 +31,6 @@ int runConvert(); // Convert.cpp
 int reportError(llvm::StringRef Tool, llvm::Error E);
 
 /// The project's error values as llvm::Error (success for no error).
-llvm::Error toError(const kpack::Status &S);
 
 /// Opens an archive with the runtime's reader, which validates the header
 /// and the whole TOC.

@@ -24,12 +24,6 @@ int reportError(StringRef Tool, Error E) {
   return 1;
 }
 
-Error toError(const kpack::Status &S) {
-  if (!S)
-    return Error::success();
-  return createStringError(inconvertibleErrorCode(), S.message());
-}
-
 Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
   std::unique_ptr<kpack::ArchiveReader> Reader;
   if (kpack::Status E = kpack::ArchiveReader::open(Path.str(), Reader))

@@ -8,6 +8,8 @@
 #ifndef KPACK_LLVMERROR_H
 #define KPACK_LLVMERROR_H
 
+#include "kpack/Error.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
@@ -16,6 +18,11 @@ namespace kpack {
 /// An llvm::Error carrying Msg (no error code: callers only print it).
 inline llvm::Error makeError(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// The core's Status as an llvm::Error (success for a Status without error).
+inline llvm::Error toError(const Status &S) {
+  return S ? makeError(S.message()) : llvm::Error::success();
 }
 
 } // namespace kpack
