@@ -30,8 +30,10 @@ ALLOWED = {
     "lib/ready": {"lib/support", "lib/format", "core"},
     "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},
     "clang-plugin": {"offload-wrapper", "lib/ready", "lib/support", "lib/format", "core"},
-    "lld-plugin": {"lib/ready", "lib/elf", "lib/support", "lib/format", "core"},
-    "utils": {"lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
+    "lib/emit": {"lib/elf", "lib/support", "lib/format", "runtime", "core"},
+    "lib/artifacts": {"lib/support", "lib/format", "core"},
+    "lld-plugin": {"lib/emit", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
+    "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
 }
 NO_LLVM = ["core", "runtime", "shim", "test/hip-standin", "lib/format"]
 # Include roots: a header below one of these belongs to the folder.
@@ -43,6 +45,8 @@ INCLUDE_ROOTS = {
     "lib/support/include": "lib/support",
     "lib/elf/include": "lib/elf",
     "lib/ready/include": "lib/ready",
+    "lib/emit/include": "lib/emit",
+    "lib/artifacts/include": "lib/artifacts",
     "offload-wrapper/include": "offload-wrapper",
 }
 NO_LLVM_LIBS = ["librocm_kpack.so", "librocm_kpack_hip.so", "libhip_standin.so"]

@@ -1,0 +1,109 @@
+//===- kpack/ArtifactTree.h - TheRock artifact directories ------*- C++ -*-===//
+//
+// TheRock's artifacts (FORMAT.md §5): a directory with artifact_manifest.txt
+// naming prefixes, each prefix a tree of installed files. What `kpack split`,
+// `kpack recombine` and the wheel tools share: the manifest, the sorted tree
+// listing, copies that keep symlinks, modes, timestamps and hard links, and
+// output artifacts that appear whole or not at all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_ARTIFACTTREE_H
+#define KPACK_ARTIFACTTREE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kpack {
+
+constexpr llvm::StringLiteral ArtifactManifestName = "artifact_manifest.txt";
+
+/// The prefixes of ArtifactDir/artifact_manifest.txt in file order (blank
+/// lines skipped). Errors: missing file, absolute or ".."-escaping prefix,
+/// a prefix that is not a directory of the artifact.
+llvm::Expected<std::vector<std::string>>
+readArtifactManifest(llvm::StringRef ArtifactDir);
+
+/// Writes ArtifactDir/artifact_manifest.txt, one prefix per line.
+llvm::Error writeArtifactManifest(llvm::StringRef ArtifactDir,
+                                  llvm::ArrayRef<std::string> Prefixes);
+
+/// "<component>_<target>" split at the last '_' ("blas_lib_gfx90a:xnack+" ->
+/// {"blas_lib", "gfx90a:xnack+"}); none without a '_'.
+std::optional<std::pair<std::string, std::string>>
+splitArtifactName(llvm::StringRef Name);
+
+/// One non-directory entry of a tree (symlinks not followed).
+struct TreeEntry {
+  enum Kind { File, Symlink, Other } K = File;
+  std::string RelPath; ///< '/'-separated, relative to the root
+  uint64_t Size = 0;
+  uint64_t Device = 0, Inode = 0;
+  uint32_t LinkCount = 1;
+};
+
+/// Every non-directory entry below Root, sorted bytewise by RelPath.
+/// Directories themselves are listed in Dirs if given (sorted), so that
+/// empty directories survive a copy.
+llvm::Expected<std::vector<TreeEntry>>
+listTree(llvm::StringRef Root, std::vector<std::string> *Dirs = nullptr);
+
+/// How a copied file's bytes reach the destination.
+enum class CopyMode {
+  Copy,          ///< new inode: copy_file_range (reflink where possible)
+  HardLinkFirst, ///< hard link where the filesystem allows, else Copy
+};
+
+/// Copies trees entry by entry into a destination, preserving symlinks
+/// (recreated, not followed), file modes and timestamps (and directory
+/// modes), and hard links between copied entries (two entries sharing an
+/// inode in the source share one in the destination).
+class TreeCopier {
+public:
+  explicit TreeCopier(CopyMode Mode) : Mode(Mode) {}
+  /// Copies the entry at From (described by E) to To, creating parent
+  /// directories.
+  llvm::Error copy(llvm::StringRef From, const TreeEntry &E,
+                   llvm::StringRef To);
+  /// Applies source directory modes and timestamps to copied directories;
+  /// call once after the last copy.
+  llvm::Error finish();
+
+private:
+  CopyMode Mode;
+  std::map<std::pair<uint64_t, uint64_t>, std::string> Linked;
+  std::vector<std::pair<std::string, std::string>> DirsToStamp;
+};
+
+/// Output directories built under temporary names in Parent and renamed
+/// into place together by commit(); anything not committed is removed when
+/// the object is destroyed, so a failed run leaves no partial output.
+class StagedOutputs {
+public:
+  static llvm::Expected<StagedOutputs> create(llvm::StringRef Parent);
+  StagedOutputs(StagedOutputs &&);
+  StagedOutputs &operator=(StagedOutputs &&);
+  ~StagedOutputs();
+
+  /// The staging directory of output Name (created on first use).
+  llvm::Expected<std::string> dir(llvm::StringRef Name);
+  /// Moves every staged output to Parent/<Name>, replacing an existing one.
+  llvm::Error commit();
+
+private:
+  StagedOutputs() = default;
+  std::string Parent, Root;
+  std::vector<std::string> Names;
+  bool Committed = false;
+};
+
+} // namespace kpack
+
+#endif

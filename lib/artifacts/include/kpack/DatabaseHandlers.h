@@ -1,0 +1,62 @@
+//===- kpack/DatabaseHandlers.h - Kernel-database file rules ----*- C++ -*-===//
+//
+// Kernel databases are files a ROCm library loads by name at run time
+// (rocBLAS/hipBLASLt Tensile `.co`/`.hsaco`/`.dat`, MIOpen `.kdb`/`.model`,
+// AOTriton kernels, ...), one set per target. `kpack split --split-databases`
+// moves them to the artifact of their target and `kpack pack-db` packs them
+// into per-target archives. Each handler is a small table of path/suffix
+// rules named like upstream's (FORMAT.md §5).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KPACK_DATABASEHANDLERS_H
+#define KPACK_DATABASEHANDLERS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kpack {
+
+class DatabaseHandler;
+
+/// A file recognised as part of a kernel database.
+struct DatabaseFile {
+  const DatabaseHandler *Handler = nullptr;
+  std::string TargetId; ///< full target ID, features kept ("gfx90a:xnack+")
+  /// Structured archive key for `kpack pack-db` (docs/kernel-databases.md).
+  std::string Key;
+};
+
+class DatabaseHandler {
+public:
+  virtual ~DatabaseHandler();
+  /// Upstream's name: "rocblas", "hipblaslt", "miopen", "aotriton", ...
+  virtual llvm::StringRef name() const = 0;
+  /// The database file at RelPath ('/'-separated, relative to its prefix),
+  /// or none if this handler does not own it.
+  virtual std::optional<DatabaseFile> match(llvm::StringRef RelPath) const = 0;
+};
+
+/// Every handler, in the order they are tried.
+llvm::ArrayRef<const DatabaseHandler *> allDatabaseHandlers();
+/// The handlers named (command-line order kept); an unknown name is an
+/// error listing the known ones.
+llvm::Expected<std::vector<const DatabaseHandler *>>
+databaseHandlersNamed(llvm::ArrayRef<std::string> Names);
+/// The first of Handlers that owns RelPath.
+std::optional<DatabaseFile>
+matchDatabaseFile(llvm::ArrayRef<const DatabaseHandler *> Handlers,
+                  llvm::StringRef RelPath);
+
+/// The target ID a file or directory name carries ("TensileLibrary_gfx90a:
+/// xnack+.co" -> "gfx90a:xnack+", "gfx11-generic", "gfx9-4-generic"),
+/// validated with the core's target-ID parser; none if there is none.
+std::optional<std::string> targetIdInName(llvm::StringRef Name);
+
+} // namespace kpack
+
+#endif
