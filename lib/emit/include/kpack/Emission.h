@@ -77,6 +77,10 @@ struct ArchiveLayout {
   /// With ArchivePath: write the archive even when it has no entry (build
   /// rules always find their output).
   bool WriteEmpty = false;
+  /// Entries that are not ELF files are stored as opaque blobs (kernel
+  /// databases' index files, `kpack pack KEY:ARCH=FILE`); otherwise every
+  /// entry must be an AMDGPU code object for its target ID.
+  bool AllowOpaqueEntries = false;
 };
 
 /// Per-entry TOC "metadata" map (FORMAT.md §1.2), string values, written in
@@ -102,7 +106,8 @@ struct WrittenArchive {
   uint64_t Deduplicated = 0; ///< entries stored as aliases of another
 };
 
-/// Archives under construction.
+/// Archives under construction. Not thread-safe: callers that analyse
+/// inputs in parallel add their code objects afterwards, in a fixed order.
 class ArchiveSet {
 public:
   explicit ArchiveSet(ArchiveLayout Layout);
