@@ -24,6 +24,19 @@ using namespace llvm;
 namespace kpack {
 namespace link {
 
+Expected<CompressionSettings> compressionOf(const KpackOptions &Opts) {
+  if (!Opts.CompressionLevel)
+    return CompressionSettings();
+  int N = *Opts.CompressionLevel;
+  auto Settings = N == 0 ? CompressionSettings::parse("none", std::nullopt)
+                         : CompressionSettings::parse("zstd", N);
+  if (!Settings)
+    return createStringError("invalid --kpack-compression-level '%d' (0 for "
+                             "none): %s",
+                             N, toString(Settings.takeError()).c_str());
+  return *Settings;
+}
+
 Expected<EmitPlan> planEmission(const KpackOptions &Opts,
                                 StringRef OutputPath) {
   EmitPlan Plan;
@@ -44,16 +57,10 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
     Archive = perTargetArchivePath(Plan.ArchiveDir, Plan.KernelName,
                                    "@GFXARCH@");
   }
-  if (Opts.CompressionLevel) {
-    int N = *Opts.CompressionLevel;
-    auto Settings = N == 0 ? CompressionSettings::parse("none", std::nullopt)
-                           : CompressionSettings::parse("zstd", N);
-    if (!Settings)
-      return createStringError("invalid --kpack-compression-level '%d' (0 for "
-                               "none): %s",
-                               N, toString(Settings.takeError()).c_str());
-    Plan.Compression = *Settings;
-  }
+  auto Compression = compressionOf(Opts);
+  if (!Compression)
+    return Compression.takeError();
+  Plan.Compression = *Compression;
   Plan.SearchPaths = Opts.SearchPaths;
   if (Plan.SearchPaths.empty())
     Plan.SearchPaths.push_back(searchPathFromBinary(OutputPath, Archive));

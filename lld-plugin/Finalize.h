@@ -37,6 +37,10 @@ struct EmitPlan {
   CompressionSettings Compression;
 };
 
+/// The archives' compression: --kpack-compression-level checked by the one
+/// check of every writer (CompressionSettings::parse); 0 means none.
+llvm::Expected<CompressionSettings> compressionOf(const KpackOptions &Opts);
+
 /// Computes the plan; search paths default to the archive location relative
 /// to the output's directory.
 llvm::Expected<EmitPlan> planEmission(const KpackOptions &Opts,

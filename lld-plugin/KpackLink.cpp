@@ -147,6 +147,9 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   // A relocatable link keeps the payload sections (SHF_EXCLUDE survives
   // -r), so its output is itself kpack-ready.
   if (Linker.Relocatable) {
+    // No archive is written, but the options are checked all the same.
+    if (auto Compression = compressionOf(Kpack); !Compression)
+      return Compression.takeError();
     auto Prepared = prepareInputs(Linker, *Temp);
     if (!Prepared)
       return Prepared.takeError();
