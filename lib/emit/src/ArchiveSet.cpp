@@ -139,7 +139,7 @@ private:
 
 Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
   if (Error E = P->checkLayout())
-    return std::move(E);
+    return E;
   const ArchiveLayout &L = P->Layout;
   const bool Single = !L.ArchivePath.empty();
 
@@ -210,7 +210,7 @@ Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
     StringRef Parent = sys::path::parent_path(J.Path);
     if (!Parent.empty())
       if (Error E = Dirs.create(Parent))
-        return std::move(E);
+        return E;
   }
   // Sources' messages name their code object, the writer's own name the
   // archive.

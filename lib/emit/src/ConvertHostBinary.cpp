@@ -98,7 +98,7 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   if (!Objects)
     return AboutInput(Objects.takeError());
   if (Error E = Archives.addAll(Name, *Objects))
-    return std::move(E);
+    return E;
   auto Written = Archives.write();
   if (!Written)
     return Written.takeError();

@@ -156,10 +156,10 @@ Expected<EmittedHostBinary> EmittedHostBinary::open(StringRef Path) {
   std::set<std::string> Seen;
   for (const std::string &S : I.Meta.SearchPaths)
     if (Error E = I.reach(S, Seen))
-      return std::move(E);
+      return E;
   I.Archives = I.Reached;
   llvm::sort(I.Archives);
-  return std::move(B);
+  return B;
 }
 
 const KpackMetadata &EmittedHostBinary::metadata() const { return P->Meta; }

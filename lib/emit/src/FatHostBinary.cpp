@@ -101,7 +101,7 @@ Expected<FatHostBinary> FatHostBinary::open(StringRef Path) {
   if (!Host)
     return Host.takeError();
   F.P->Host = std::move(*Host);
-  return std::move(F);
+  return F;
 }
 
 const std::string &FatHostBinary::path() const { return P->Path; }

@@ -112,8 +112,9 @@ std::vector<uint8_t> entryBytes(const ArchiveReader &R, const std::string &Key,
   const ArchiveReader::Entry *E = R.find(Key, Arch);
   EXPECT_NE(E, nullptr) << Key << " " << Arch;
   std::vector<uint8_t> Out;
-  if (E)
+  if (E) {
     EXPECT_FALSE(R.read(*E, Out));
+  }
   return Out;
 }
 
