@@ -139,9 +139,9 @@ parseCommandLine(const std::vector<std::string> &Argv) {
       if (*Level) {
         int N;
         if (StringRef(**Level).getAsInteger(10, N))
-          return createStringError(
-              "invalid --kpack-compression-level '%s' (expected 0..22)",
-              Level->value().c_str());
+          return createStringError("invalid --kpack-compression-level '%s' "
+                                   "(expected a zstd level, 0 for none)",
+                                   Level->value().c_str());
         K.CompressionLevel = N;
         continue;
       }
