@@ -14,6 +14,7 @@
 #include "LinkOptions.h"
 
 #include "kpack/ArchivePaths.h"
+#include "kpack/Emission.h"
 
 #include "llvm/Support/Error.h"
 
@@ -31,7 +32,14 @@ struct EmitPlan {
   /// file-name prefix "<name>_" of the per-target archives.
   std::string ArchivePath;
   std::string ArchiveDir;
+  /// --kpack-compression-level, checked as every writer checks its level
+  /// (0 keeps its meaning: no compression).
+  CompressionSettings Compression;
 };
+
+/// The archives' compression: --kpack-compression-level checked by the one
+/// check of every writer (CompressionSettings::parse); 0 means none.
+llvm::Expected<CompressionSettings> compressionOf(const KpackOptions &Opts);
 
 /// Computes the plan; search paths default to the archive location relative
 /// to the output's directory.
