@@ -106,6 +106,10 @@ std::optional<TargetSpan> targetIdAt(StringRef Name, size_t Pos) {
     Text += Feature.take_front(NameLen + 1).str();
     End += 1 + NameLen + 1;
   }
+  // "gfx1250-strict", "gfx1250-b0-a0": a longer name this parser does not
+  // know, not gfx1250.
+  if (End + 1 < Name.size() && Name[End] == '-' && isAlnum(Name[End + 1]))
+    return std::nullopt;
   std::optional<TargetId> Id = parseTargetId(Text);
   if (!Id)
     return std::nullopt; // e.g. "gfx1100-xnack+": no such target

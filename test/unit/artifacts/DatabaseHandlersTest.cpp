@@ -67,6 +67,9 @@ TEST(TargetIdInName, NoTargetInUnrelatedWords) {
   // Not target IDs: the processor takes no xnack, unknown feature.
   EXPECT_EQ(target("k_gfx1100-xnack+.co"), "<none>");
   EXPECT_EQ(target("gfx11-generic:xnack+"), "<none>");
+  // Longer names than the core's parser knows: not gfx1250.
+  EXPECT_EQ(target("k_gfx1250-strict.co"), "<none>");
+  EXPECT_EQ(target("gfx1250-b0-a0"), "<none>");
   // The first valid one counts.
   EXPECT_EQ(target("a_gfx9_b_gfx942.co"), "gfx942");
 }
