@@ -58,7 +58,8 @@ int main(int Argc, char **Argv) {
     int (*Run)();
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
-                  {"inspect", runInspect}, {"convert", runConvert}};
+                  {"inspect", runInspect}, {"convert", runConvert},
+                  {"pack-db", runPackDb}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
