@@ -20,6 +20,7 @@
 #include "kpack/LLVMError.h"
 #include "kpack/PackDatabases.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -107,14 +108,19 @@ static Error packDb() {
     if (Error Err = Archives.add(E.File.Key, C, entryMetadata(E)))
       return Err;
   }
-  // The index files first: an archive whose index is missing is useless.
-  Expected<std::vector<std::string>> Indexes =
-      writeIndexesBeside(*Plan, PackDbOutput);
-  if (!Indexes)
-    return Indexes.takeError();
+  // The archives are committed together or not at all (ArchiveSet); the
+  // index files, already known to be readable, follow, and without them the
+  // archives are removed again: a failed run leaves no output.
   Expected<std::vector<WrittenArchive>> Written = Archives.write();
   if (!Written)
     return Written.takeError();
+  Expected<std::vector<std::string>> Indexes =
+      writeIndexesBeside(*Plan, PackDbOutput);
+  if (!Indexes) {
+    for (const WrittenArchive &W : *Written)
+      sys::fs::remove(W.Path);
+    return Indexes.takeError();
+  }
 
   for (const WrittenArchive &W : *Written)
     outs() << W.Path << ": " << W.Stats.Entries << " entries, "

@@ -113,23 +113,31 @@ kpack::entryMetadata(const DatabaseEntry &E) {
   return M;
 }
 
+/// Writes E to To atomically, creating directories.
+static Error writeIndexFile(const DatabaseEntry &E, const std::string &To) {
+  if (std::error_code EC =
+          sys::fs::create_directories(sys::path::parent_path(To)))
+    return makeError("cannot create '" + sys::path::parent_path(To) +
+                     "': " + EC.message());
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Bytes = MemoryBuffer::getFile(
+      E.Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Bytes)
+    return makeError("cannot read '" + E.Path +
+                     "': " + Bytes.getError().message());
+  return toError(writeFileAtomically(To, (*Bytes)->getBufferStart(),
+                                     (*Bytes)->getBufferSize()));
+}
+
 Expected<std::vector<std::string>>
 kpack::writeIndexesBeside(const DatabasePlan &Plan, StringRef OutputDir) {
   std::vector<std::string> Written;
   for (const DatabaseEntry &E : Plan.Beside) {
     std::string To = (OutputDir + "/" + E.File.Key).str();
-    if (std::error_code EC =
-            sys::fs::create_directories(sys::path::parent_path(To)))
-      return makeError("cannot create '" + sys::path::parent_path(To) +
-                       "': " + EC.message());
-    ErrorOr<std::unique_ptr<MemoryBuffer>> Bytes = MemoryBuffer::getFile(
-        E.Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!Bytes)
-      return makeError("cannot read '" + E.Path +
-                       "': " + Bytes.getError().message());
-    if (Error Err = toError(writeFileAtomically(
-            To, (*Bytes)->getBufferStart(), (*Bytes)->getBufferSize())))
-      return Err;
+    if (Error Err = writeIndexFile(E, To)) {
+      for (const std::string &W : Written)
+        sys::fs::remove(W);
+      return std::move(Err);
+    }
     Written.push_back(std::move(To));
   }
   return Written;

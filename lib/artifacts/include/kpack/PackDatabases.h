@@ -73,7 +73,8 @@ std::vector<std::pair<std::string, std::string>>
 entryMetadata(const DatabaseEntry &E);
 
 /// Writes the plan's Beside files to OutputDir/<key>, each atomically,
-/// creating directories. Returns the paths written, in plan order.
+/// creating directories. Returns the paths written, in plan order; on
+/// failure, the files written before are removed again.
 llvm::Expected<std::vector<std::string>>
 writeIndexesBeside(const DatabasePlan &Plan, llvm::StringRef OutputDir);
 
