@@ -26,6 +26,7 @@ int runVerify();  // Verify.cpp
 int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
+int runMerge();   // Merge.cpp
 int runPackDb();  // PackDb.cpp
 /// `kpack` invoked as `kpack-convert`: the convert options at top level.
 int runConvertAlias(int Argc, char **Argv); // Convert.cpp

@@ -17,22 +17,31 @@ static kpack::ConvertCommandLine ConvertCL(ConvertCmd, "kpack convert");
 
 int runConvert() { return ConvertCL.run(); }
 
+namespace {
+/// llvm::cl lets a tool drop a registered subcommand only from a derived
+/// class: as kpack-convert, the tool has no subcommands at all.
+struct SubcommandRemover : llvm::cl::SubCommand {
+  static void remove(llvm::cl::SubCommand &Sub) {
+    (Sub.*(&SubcommandRemover::unregisterSubCommand))();
+  }
+};
+} // namespace
+
 int runConvertAlias(int Argc, char **Argv) {
   using namespace llvm;
-  // llvm::cl takes a first argument named like a subcommand as that
-  // subcommand: an input file named so is passed on as ./NAME.
-  std::vector<char *> Args(Argv, Argv + Argc);
-  std::string Input;
-  if (Argc > 1)
-    for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
-      if (!Sub->getName().empty() && Sub->getName() == Args[1]) {
-        Input = "./" + std::string(Args[1]);
-        Args[1] = Input.data();
-      }
+  // Without subcommands, an input file named like one ("ls") stays an input,
+  // and --help shows the converter alone.
+  std::vector<cl::SubCommand *> Subcommands;
+  for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
+    if (Sub != &cl::SubCommand::getTopLevel() &&
+        Sub != &cl::SubCommand::getAll())
+      Subcommands.push_back(Sub);
+  for (cl::SubCommand *Sub : Subcommands)
+    SubcommandRemover::remove(*Sub);
   kpack::ConvertCommandLine CL(cl::SubCommand::getTopLevel(), "kpack-convert");
   cl::HideUnrelatedOptions(CL.Category);
   if (!cl::ParseCommandLineOptions(
-          static_cast<int>(Args.size()), Args.data(),
+          Argc, Argv,
           "kpack-convert: split the device code of a fat HIP host binary into "
           ".kpack archives (the same as 'kpack convert')\n",
           &errs()))

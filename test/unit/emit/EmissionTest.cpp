@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -646,6 +647,81 @@ TEST_F(EmissionTest, EmittedMetadataIsReplacedInPlace) {
                 " bytes of .rocm_kpack_ref; link it with ld.kpack "
                 "--kpack-metadata-room=" +
                 std::to_string(Longer->size()) + " or more");
+}
+
+// A shared library linked by ld.kpack with --kpack-metadata-room: its
+// metadata lives in .rocm_kpack_ref with that room, its archives are found
+// by the @GFXARCH@ pattern, its code objects are those of the fat object, and
+// longer metadata is written in place up to the room.
+TEST_F(EmissionTest, EmittedBinaryFromLdKpack) {
+  const std::string Src = std::string(KPACK_SOURCE_DIR);
+  const std::string Obj = Dir + "/single.o", Lib = Dir + "/lib/libs.so";
+  llvm::sys::fs::create_directories(Dir + "/lib");
+  std::string Compile = std::string(KPACK_PROGRAM_CLANGXX) +
+                        " -x hip -nogpuinc -nogpulib -I" + Src +
+                        "/test/inputs --offload-arch=gfx1100"
+                        " --offload-arch=gfx90a:xnack+ -fPIC -c " +
+                        Src + "/test/lit/linker/Inputs/single.hip -o " + Obj;
+  ASSERT_EQ(std::system(Compile.c_str()), 0) << Compile;
+  std::string Link = std::string(KPACK_PROGRAM_CLANGXX) + " -shared -nostdlib " +
+                     Obj + " -fuse-ld=lld --ld-path=" KPACK_LD_KPACK
+                     " -Wl,--kpack-dir=" + Dir + "/lib/.kpack"
+                     " -Wl,--kpack-name=libs -Wl,--kpack-metadata-room=1024"
+                     " -o " + Lib;
+  ASSERT_EQ(std::system(Link.c_str()), 0) << Link;
+
+  auto E = EmittedHostBinary::open(Lib);
+  ASSERT_TRUE(static_cast<bool>(E)) << toString(E.takeError());
+  EXPECT_EQ(E->metadata().KernelName, "libs");
+  EXPECT_EQ(E->metadata().SearchPaths,
+            std::vector<std::string>{".kpack/libs_@GFXARCH@.kpack"});
+  EXPECT_EQ(E->metadataRoom(), 1024u);
+  EXPECT_EQ(E->archives(),
+            (std::vector<std::string>{Dir + "/lib/.kpack/libs_gfx1100.kpack",
+                                      Dir + "/lib/.kpack/libs_gfx90a:xnack+.kpack"}));
+  auto Objects = E->codeObjects();
+  ASSERT_TRUE(static_cast<bool>(Objects)) << toString(Objects.takeError());
+  auto Fat = FatHostBinary::open(Obj);
+  ASSERT_TRUE(static_cast<bool>(Fat)) << toString(Fat.takeError());
+  auto FatObjects = Fat->codeObjects();
+  ASSERT_TRUE(static_cast<bool>(FatObjects));
+  ASSERT_EQ(Objects->size(), 2u);
+  ASSERT_EQ(FatObjects->size(), 2u);
+  for (size_t I = 0; I < 2; ++I) {
+    EXPECT_EQ((*Objects)[I].Index, 0u);
+    EXPECT_EQ((*Objects)[I].TargetId, (*FatObjects)[I].TargetId);
+    EXPECT_EQ(readSource((*Objects)[I].Source),
+              readSource((*FatObjects)[I].Source));
+  }
+
+  // TheRock's split metadata fits the room; only the room's bytes change.
+  auto Split = encodeMetadata("math-libs/BLAS/stage/lib/libs.so",
+                              {"../.kpack/blas_lib_@GFXARCH@.kpack"});
+  ASSERT_TRUE(static_cast<bool>(Split));
+  auto Image = E->withMetadata(*Split);
+  ASSERT_TRUE(static_cast<bool>(Image)) << toString(Image.takeError());
+  std::vector<uint8_t> Before = readFile(Lib);
+  ASSERT_EQ(Image->size(), Before.size());
+  size_t First = Before.size(), Last = 0;
+  for (size_t I = 0; I < Before.size(); ++I)
+    if ((*Image)[I] != Before[I]) {
+      First = std::min(First, I);
+      Last = I;
+    }
+  ASSERT_LT(First, Before.size());
+  EXPECT_LT(Last - First, 1024u);
+  writeFile(Dir + "/lib/libs2.so", *Image);
+  auto Again = EmittedHostBinary::open(Dir + "/lib/libs2.so");
+  ASSERT_TRUE(static_cast<bool>(Again)) << toString(Again.takeError());
+  EXPECT_EQ(Again->metadata().KernelName, "math-libs/BLAS/stage/lib/libs.so");
+  EXPECT_EQ(Again->metadataRoom(), 1024u);
+
+  auto TooLong = encodeMetadata(std::string(1100, 'k'), {"x.kpack"});
+  ASSERT_TRUE(static_cast<bool>(TooLong));
+  std::string Msg = toString(E->withMetadata(*TooLong).takeError());
+  EXPECT_NE(Msg.find("does not fit in the 1024 bytes"), std::string::npos)
+      << Msg;
+  EXPECT_NE(Msg.find("--kpack-metadata-room="), std::string::npos) << Msg;
 }
 
 TEST_F(EmissionTest, FatBinariesAreNotEmitted) {
