@@ -27,6 +27,7 @@ int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
 int runMerge();   // Merge.cpp
+int runPackDb();  // PackDb.cpp
 /// `kpack` invoked as `kpack-convert`: the convert options at top level.
 int runConvertAlias(int Argc, char **Argv); // Convert.cpp
 

@@ -59,7 +59,7 @@ int main(int Argc, char **Argv) {
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
                   {"inspect", runInspect}, {"convert", runConvert},
-                  {"merge", runMerge}};
+                  {"merge", runMerge},     {"pack-db", runPackDb}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
