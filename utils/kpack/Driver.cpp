@@ -54,7 +54,8 @@ int main(int Argc, char **Argv) {
     int (*Run)();
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
-                  {"inspect", runInspect}, {"convert", runConvert}};
+                  {"inspect", runInspect}, {"convert", runConvert},
+                  {"recombine", runRecombine}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
