@@ -30,6 +30,7 @@ int runMerge();   // Merge.cpp
 int runPackDb();  // PackDb.cpp
 /// `kpack` invoked as `kpack-convert`: the convert options at top level.
 int runConvertAlias(int Argc, char **Argv); // Convert.cpp
+int runRecombine(); // Recombine.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

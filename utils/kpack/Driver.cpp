@@ -59,7 +59,8 @@ int main(int Argc, char **Argv) {
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
                   {"inspect", runInspect}, {"convert", runConvert},
-                  {"merge", runMerge},     {"pack-db", runPackDb}};
+                  {"merge", runMerge},     {"pack-db", runPackDb},
+                  {"recombine", runRecombine}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
