@@ -26,6 +26,7 @@ int runVerify();  // Verify.cpp
 int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
+int runSplit();   // Split.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);
