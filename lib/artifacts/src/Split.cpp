@@ -215,7 +215,7 @@ static Expected<bool> isHostElfCandidate(StringRef Path, uint64_t Size) {
 
 Error Splitter::listInputs() {
   Expected<std::vector<std::string>> ManifestOr =
-      readArtifactManifest(Opts.ArtifactDir);
+      readArtifactManifest(Opts.ArtifactDir, MissingPrefix::Skip);
   if (!ManifestOr)
     return ManifestOr.takeError();
   std::set<std::string> Seen;
@@ -633,7 +633,7 @@ Expected<SplitSummary> Splitter::run() {
     for (const std::string &D : PrefixDirs[P]) {
       if (NonEmpty.contains(D))
         continue;
-      if (Error E = CopierFor(GenericDir).copyDirectory(
+      if (Error E = CopierFor(GenericDir).makeDir(
               prefixPath(P) + "/" + D, Root + "/" + D))
         return std::move(E);
     }
