@@ -1,13 +1,12 @@
 //===- Split.cpp - TheRock artifact split (kpack split) -------------------===//
 //
 // Phases (docs/split.md):
-//   1. list every prefix's tree and classify its entries: database files
-//      (handlers), ELF candidates (x86-64 executables and shared objects),
-//      everything else;
-//   2. in parallel, open each ELF candidate; a fat binary is rewritten
-//      host-only, a compiler-emitted one gets its metadata replaced in place,
-//      both written straight into the staged generic artifact, and their
-//      code objects recorded (not read);
+//   1. list every prefix's tree; database files by the handlers;
+//   2. in parallel, every other regular file: an x86-64 executable or shared
+//      object (ELF header) is opened; a fat binary is rewritten host-only, a
+//      compiler-emitted one gets its metadata replaced in place, both
+//      written straight into the staged generic artifact, and their code
+//      objects recorded (not read);
 //   3. in sorted (prefix, path) order, add the code objects to one
 //      ArchiveSet (one archive per target ID), copy database files and the
 //      rest, write the archives (bytes read, checked and compressed there,
@@ -116,7 +115,7 @@ enum class Role {
   Copy,            ///< to the generic artifact unchanged
   Database,        ///< to the artifact of its target, unchanged
   Dropped,         ///< a database file of a target --gpu-targets leaves out
-  ElfCandidate,    ///< an x86-64 executable or shared object: analysed
+  Unclassified,    ///< a regular file: a binary to split, or Copy
   Fat,             ///< rewritten host-only into the generic artifact
   Emitted,         ///< metadata rewritten in place into the generic artifact
   ConsumedArchive, ///< an emitted binary's archive, merged into ours
@@ -257,11 +256,7 @@ Error Splitter::listInputs() {
                                                            : Role::Dropped;
       continue;
     }
-    Expected<bool> Candidate = isHostElfCandidate(F.Source, F.Entry.Size);
-    if (!Candidate)
-      return Candidate.takeError();
-    if (*Candidate)
-      F.R = Role::ElfCandidate;
+    F.R = Role::Unclassified;
   }
   return Error::success();
 }
@@ -407,6 +402,12 @@ void Splitter::analyse(InputFile &F) const {
       Msg = "'" + F.Source + "': " + Msg;
     F.Error = Msg;
   };
+  F.R = Role::Copy;
+  Expected<bool> Candidate = isHostElfCandidate(F.Source, F.Entry.Size);
+  if (!Candidate)
+    return Fail(Candidate.takeError());
+  if (!*Candidate)
+    return;
   Expected<FatHostBinary> FatOr = FatHostBinary::open(F.Source);
   if (!FatOr)
     return Fail(FatOr.takeError());
@@ -422,7 +423,7 @@ void Splitter::analyse(InputFile &F) const {
       Fail(std::move(E));
     return;
   }
-  F.R = Role::Copy; // no device code
+  // No device code: copied as it is.
 }
 
 Error Splitter::markConsumedArchives() {
@@ -486,7 +487,7 @@ Expected<SplitSummary> Splitter::run() {
   // Phase 2: binaries, in parallel; results stay in their slots.
   std::vector<size_t> Candidates;
   for (size_t I = 0; I < Files.size(); ++I)
-    if (Files[I].R == Role::ElfCandidate)
+    if (Files[I].R == Role::Unclassified)
       Candidates.push_back(I);
   parallelFor(0, Candidates.size(),
               [&](size_t I) { analyse(Files[Candidates[I]]); });
@@ -597,7 +598,7 @@ Expected<SplitSummary> Splitter::run() {
       ++Summary.FilteredDatabaseFiles;
       break;
     case Role::Copy:
-    case Role::ElfCandidate:
+    case Role::Unclassified:
       if (Error E = CopierFor(GenericDir).copy(
               F.Source, F.Entry,
               outputPath(GenericDir, F.Prefix, F.Entry.RelPath)))
