@@ -10,13 +10,15 @@
 #            kpack-ready objects)
 #   link     -fuse-ld=lld --ld-path=<libexec>/kpack/ld.lld (ld.kpack)
 #            -Wl,--kpack-dir=<output dir>/<ARCHIVE_DIR>  (archives + metadata)
+#            -Wl,--kpack-metadata-room=1024  (so that `kpack split` can put
+#            TheRock's metadata in place without relinking)
 # Static and object libraries only get the compile option, plus the linker
 # choice as a usage requirement: whoever links them goes through ld.kpack,
 # which refuses to produce an unfinalized binary.
 #
 # kpack_emit(<target>... [ARCHIVE_DIR <dir>] [NAME <kernel name>]
 #            [SINGLE_ARCHIVE] [SEARCH_PATHS <path>...] [GROUP <name>]
-#            [FAMILY <name>] [COMPRESSION_LEVEL <n>]
+#            [FAMILY <name>] [COMPRESSION_LEVEL <n>] [METADATA_ROOM <bytes>]
 #            [INSTALL_DESTINATION <dir>])
 #   ARCHIVE_DIR   where the archives go, relative to the target's output
 #                 directory (default ".kpack"); the metadata records the path
@@ -25,6 +27,10 @@
 #   SINGLE_ARCHIVE  one multi-target <name>.kpack instead of one archive per
 #                 target ID (<name>_<target id>.kpack, @GFXARCH@ pattern).
 #   SEARCH_PATHS  replace the recorded search paths.
+#   METADATA_ROOM bytes reserved for the metadata (default 1024: TheRock's
+#                 split metadata, kernel_name "<prefix>/<relpath>" and one
+#                 "../.kpack/<name>_@GFXARCH@.kpack" path, is far shorter);
+#                 0 reserves only what the link's own metadata needs.
 #   INSTALL_DESTINATION  install the archives to <dir>/<ARCHIVE_DIR>, <dir>
 #                 being where the target itself is installed.
 #
@@ -72,11 +78,14 @@ endfunction()
 
 function(kpack_emit)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "SINGLE_ARCHIVE"
-    "ARCHIVE_DIR;NAME;GROUP;FAMILY;COMPRESSION_LEVEL;INSTALL_DESTINATION"
+    "ARCHIVE_DIR;NAME;GROUP;FAMILY;COMPRESSION_LEVEL;METADATA_ROOM;INSTALL_DESTINATION"
     "SEARCH_PATHS")
   _kpack_check_tools()
   if(NOT ARG_ARCHIVE_DIR)
     set(ARG_ARCHIVE_DIR ".kpack")
+  endif()
+  if(NOT DEFINED ARG_METADATA_ROOM)
+    set(ARG_METADATA_ROOM 1024)
   endif()
   foreach(tgt IN LISTS ARG_UNPARSED_ARGUMENTS)
     if(NOT TARGET ${tgt})
@@ -120,6 +129,9 @@ function(kpack_emit)
     endif()
     if(DEFINED ARG_COMPRESSION_LEVEL)
       list(APPEND _opts "-Wl,--kpack-compression-level=${ARG_COMPRESSION_LEVEL}")
+    endif()
+    if(ARG_METADATA_ROOM)
+      list(APPEND _opts "-Wl,--kpack-metadata-room=${ARG_METADATA_ROOM}")
     endif()
     target_link_options(${tgt} PRIVATE ${_opts})
     # The archives are written by the link step; relink when the tools change.

@@ -26,7 +26,10 @@ int runVerify();  // Verify.cpp
 int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
+int runMerge();   // Merge.cpp
 int runSplit();   // Split.cpp
+/// `kpack` invoked as `kpack-convert`: the convert options at top level.
+int runConvertAlias(int Argc, char **Argv); // Convert.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

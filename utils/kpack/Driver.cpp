@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,11 +69,14 @@ expandMultiValueOptions(int Argc, char **Argv, StringSaver &Saver) {
 
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
+  cl::SetVersionPrinter(printVersion);
+  // Invoked through the kpack-convert link: `kpack convert`'s command line.
+  if (sys::path::filename(Argv[0]) == "kpack-convert")
+    return runConvertAlias(Argc, Argv);
   BumpPtrAllocator Alloc;
   StringSaver Saver(Alloc);
   SmallVector<const char *, 32> Args =
       expandMultiValueOptions(Argc, Argv, Saver);
-  cl::SetVersionPrinter(printVersion);
   // libLLVM registers its own options globally; keep them out of --help.
   static cl::OptionCategory NoTopLevelOptions("kpack");
   cl::HideUnrelatedOptions(NoTopLevelOptions);
@@ -89,7 +93,7 @@ int main(int Argc, char **Argv) {
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
                   {"inspect", runInspect}, {"convert", runConvert},
-                  {"split", runSplit}};
+                  {"merge", runMerge},     {"split", runSplit}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;

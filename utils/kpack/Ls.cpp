@@ -14,6 +14,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace llvm;
 using kpack::ArchiveReader;
 
@@ -35,6 +37,9 @@ static Error listArchive() {
   };
   std::vector<Row> Rows;
   uint64_t TotalOriginal = 0, TotalStored = 0;
+  // Entries that share an ordinal (deduplicated) share one stored blob,
+  // counted once in the total.
+  std::set<uint64_t> Ordinals;
   for (const ArchiveReader::Entry &E : R.entries()) {
     uint64_t Stored = 0;
     if (kpack::Status Err = R.compressedSize(E, Stored))
@@ -43,8 +48,10 @@ static Error listArchive() {
                                    E.Arch + "): " + Err.message());
     Rows.push_back({&E, Stored});
     TotalOriginal += E.OriginalSize;
-    TotalStored += Stored;
+    if (Ordinals.insert(E.Ordinal).second)
+      TotalStored += Stored;
   }
+  const uint64_t Aliases = Rows.size() - Ordinals.size();
 
   if (LsJson) {
     json::OStream J(outs(), 2);
@@ -58,6 +65,8 @@ static Error listArchive() {
       });
       J.attribute("compression_scheme", ArchiveReader::schemeName(R.scheme()));
       J.attribute("file_size", R.fileSize());
+      if (Aliases)
+        J.attribute("deduplicated_entries", Aliases);
       J.attributeArray("entries", [&] {
         for (const Row &Rw : Rows)
           J.object([&] {
@@ -66,6 +75,11 @@ static Error listArchive() {
             J.attribute("ordinal", Rw.E->Ordinal);
             J.attribute("original_size", Rw.E->OriginalSize);
             J.attribute("compressed_size", Rw.Stored);
+            if (!Rw.E->Metadata.empty())
+              J.attributeObject("metadata", [&] {
+                for (const auto &[Name, Value] : Rw.E->Metadata)
+                  J.attribute(Name, Value);
+              });
           });
       });
     });
@@ -94,7 +108,10 @@ static Error listArchive() {
            << format_decimal(Rw.E->OriginalSize, 12) << "  "
            << format_decimal(Rw.Stored, 12) << "\n";
   outs() << "total: " << TotalOriginal << " bytes, stored " << TotalStored
-         << " bytes\n";
+         << " bytes";
+  if (Aliases)
+    outs() << " (" << Aliases << " entries share a stored code object)";
+  outs() << "\n";
   return Error::success();
 }
 

@@ -265,6 +265,10 @@ std::vector<CodeObjectRef> Splitter::select(std::vector<CodeObjectRef> All,
                                             unsigned &Filtered) const {
   std::vector<CodeObjectRef> Kept;
   for (CodeObjectRef &C : All) {
+    // An empty bundle entry holds no code for its target: no archive entry
+    // (ArchiveSet skips it too), and no artifact made for it.
+    if (!C.EntryId.empty() && C.Size == 0)
+      continue;
     if (gpuTargetSelected(C.TargetId, Opts.GpuTargets))
       Kept.push_back(std::move(C));
     else

@@ -52,6 +52,27 @@ TEST(EmitPlan, ExplicitSearchPathsWin) {
   EXPECT_EQ(planOk(O, "/x/bin/app").SearchPaths, O.SearchPaths);
 }
 
+// --kpack-compression-level goes through the one check of every writer; 0
+// keeps its meaning here (no compression).
+TEST(EmitPlan, CompressionLevel) {
+  KpackOptions O;
+  O.OutputArchive = "/x/y.kpack";
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Scheme,
+            kpack::ArchiveCompression::ZstdPerKernel);
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Level, 3);
+  O.CompressionLevel = 0;
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Scheme,
+            kpack::ArchiveCompression::None);
+  O.CompressionLevel = 19;
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Level, 19);
+  O.CompressionLevel = 23;
+  auto P = planEmission(O, "/x/app");
+  ASSERT_FALSE(bool(P));
+  EXPECT_EQ(llvm::toString(P.takeError()),
+            "invalid --kpack-compression-level '23' (0 for none): zstd level "
+            "23 is not in 1..22");
+}
+
 TEST(EmitPlan, ArchiveMustNotBeTheOutput) {
   KpackOptions O;
   O.OutputArchive = "/x/app";

@@ -83,6 +83,26 @@ TEST(LinkOptions, Errors) {
             std::string::npos);
 }
 
+TEST(LinkOptions, MetadataRoom) {
+  EXPECT_EQ(parseOk({"--kpack-dir=d", "--kpack-metadata-room=1024"})
+                .Kpack.MetadataRoom,
+            1024u);
+  EXPECT_EQ(parseOk({"--kpack-dir=d", "--kpack-metadata-room", "64"})
+                .Kpack.MetadataRoom,
+            64u);
+  EXPECT_FALSE(parseOk({"--kpack-dir=d"}).Kpack.MetadataRoom.has_value());
+  EXPECT_NE(parseError({"--kpack-dir=d", "--kpack-metadata-room=1k"})
+                .find("invalid --kpack-metadata-room '1k'"),
+            std::string::npos);
+  // More than a loader reads (64 KiB) is no use.
+  EXPECT_NE(parseError({"--kpack-dir=d", "--kpack-metadata-room=65537"})
+                .find("up to 65536"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-metadata-room=1024"})
+                .find("need --kpack-output or --kpack-dir"),
+            std::string::npos);
+}
+
 TEST(LinkOptions, ClassifiesInputsAndValues) {
   EXPECT_EQ(classifyLinkerArg("a.o"), ArgKind::Input);
   EXPECT_EQ(classifyLinkerArg("/x/libfoo.a"), ArgKind::Input);

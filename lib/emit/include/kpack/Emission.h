@@ -79,7 +79,8 @@ struct ArchiveLayout {
   bool WriteEmpty = false;
   /// Entries that are not ELF files are stored as opaque blobs (kernel
   /// databases' index files, `kpack pack KEY:ARCH=FILE`); otherwise every
-  /// entry must be an AMDGPU code object for its target ID.
+  /// entry must be an AMDGPU code object for its target ID. Code objects of
+  /// offload bundles (CodeObjectRef::EntryId set) must always be.
   bool AllowOpaqueEntries = false;
 };
 
@@ -117,6 +118,10 @@ public:
 
   /// Adds C as toc[Key][C.TargetId]. The bytes pass checkArchiveEntry (the
   /// check of `kpack verify`) when they are read; a failure names C.Origin.
+  /// An empty bundle entry (EntryId set, Size 0) holds no code for its
+  /// target and is skipped (a loader then finds no entry, as the HIP runtime
+  /// found no code object in the fat binary). A target ID that does not
+  /// parse and a (Key, target) added before are errors.
   llvm::Error add(llvm::StringRef Key, const CodeObjectRef &C,
                   EntryMetadata Meta = {});
   /// Adds every code object of Objects as toc["<KeyName>#<Index>"][target].
@@ -129,9 +134,13 @@ public:
   bool empty() const;
 
   /// Reads every source (bounded memory), writes every archive atomically,
-  /// creating directories. On failure no archive of this set is left
-  /// half-written (earlier ones may have been committed; callers that need
-  /// all-or-nothing write into a staging directory).
+  /// creating directories. Sources are read once, in add order across all
+  /// archives (so a compressed bundle whose entries go to several per-target
+  /// archives is held only while they are read), and no archive is
+  /// committed before all are complete: a failing source leaves no archive
+  /// and no directory made for one (only a failing rename can leave earlier
+  /// ones committed; callers that need all-or-nothing across several sets
+  /// write into a staging directory).
   llvm::Expected<std::vector<WrittenArchive>> write();
 
 private:
