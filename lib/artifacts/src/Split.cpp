@@ -25,7 +25,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELF.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -182,34 +184,49 @@ private:
 
 } // namespace
 
-/// Is the file at Path an x86-64 ELF executable or shared object? Anything
-/// else (text, archives, AMDGPU code objects, relocatable objects, which
-/// are build inputs ld.kpack handles) goes to the generic artifact as is.
-static Expected<bool> isHostElfCandidate(StringRef Path, uint64_t Size) {
+/// Does the file at Path hold HIP device code to split: is it an x86-64
+/// executable or shared object with a .hip_fatbin or .hipFatBinSegment
+/// section that has file contents? Everything else goes to the generic
+/// artifact as it is: text, archives, AMDGPU code objects, relocatable
+/// objects (build inputs ld.kpack handles), host-only binaries, and
+/// separate debug files (objcopy --only-keep-debug), whose sections are
+/// NOBITS. Only the ELF and section headers are read.
+static Expected<bool> holdsDeviceCode(StringRef Path, uint64_t Size) {
   if (Size < sizeof(ELF::Elf64_Ehdr))
     return false;
-  Expected<sys::fs::file_t> FD = sys::fs::openNativeFileForRead(Path);
-  if (!FD)
-    return makeError("cannot read '" + Path +
-                     "': " + toString(FD.takeError()));
-  uint8_t Header[sizeof(ELF::Elf64_Ehdr)];
-  Expected<size_t> Read = sys::fs::readNativeFileSlice(
-      *FD, MutableArrayRef<char>(reinterpret_cast<char *>(Header),
-                                 sizeof(Header)),
-      0);
-  sys::fs::closeFile(*FD);
-  if (!Read)
-    return makeError("cannot read '" + Path +
-                     "': " + toString(Read.takeError()));
-  if (*Read < sizeof(Header) || memcmp(Header, ELF::ElfMagic, 4) != 0)
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
+      MemoryBuffer::getFile(Path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return makeError("cannot read '" + Path + "': " +
+                     Buf.getError().message());
+  StringRef Bytes = (*Buf)->getBuffer();
+  if (!Bytes.starts_with(ELF::ElfMagic) ||
+      Bytes[ELF::EI_CLASS] != ELF::ELFCLASS64 ||
+      Bytes[ELF::EI_DATA] != ELF::ELFDATA2LSB)
     return false;
-  if (Header[ELF::EI_CLASS] != ELF::ELFCLASS64 ||
-      Header[ELF::EI_DATA] != ELF::ELFDATA2LSB)
+  Expected<object::ELF64LEFile> Elf = object::ELF64LEFile::create(Bytes);
+  if (!Elf)
+    return makeError("'" + Path + "': " + toString(Elf.takeError()));
+  const object::ELF64LE::Ehdr &Header = Elf->getHeader();
+  if (Header.e_machine != ELF::EM_X86_64 ||
+      (Header.e_type != ELF::ET_EXEC && Header.e_type != ELF::ET_DYN))
     return false;
-  uint16_t Type = Header[16] | Header[17] << 8;
-  uint16_t Machine = Header[18] | Header[19] << 8;
-  return Machine == ELF::EM_X86_64 &&
-         (Type == ELF::ET_EXEC || Type == ELF::ET_DYN);
+  auto Sections = Elf->sections();
+  if (!Sections)
+    return makeError("'" + Path + "': " + toString(Sections.takeError()));
+  for (const object::ELF64LE::Shdr &Sec : *Sections) {
+    if (Sec.sh_type == ELF::SHT_NOBITS)
+      continue;
+    Expected<StringRef> Name = Elf->getSectionName(Sec);
+    if (!Name)
+      return makeError("'" + Path + "': " + toString(Name.takeError()));
+    // kpack/Wrapper.h's HipFatbinSection and FatbinWrapperSection (that
+    // header clashes with kpack/HostBinary.h's WrapperSize).
+    if (*Name == ".hip_fatbin" || *Name == ".hipFatBinSegment")
+      return true;
+  }
+  return false;
 }
 
 Error Splitter::listInputs() {
@@ -407,7 +424,7 @@ void Splitter::analyse(InputFile &F) const {
     F.Error = Msg;
   };
   F.R = Role::Copy;
-  Expected<bool> Candidate = isHostElfCandidate(F.Source, F.Entry.Size);
+  Expected<bool> Candidate = holdsDeviceCode(F.Source, F.Entry.Size);
   if (!Candidate)
     return Fail(Candidate.takeError());
   if (!*Candidate)

@@ -23,6 +23,7 @@ mkdir -p "$CACHE"
 
 build() {
   local W=$1
+  shift
   mkdir -p "$W/o"
   local A=$W/art FOO=$W/art/math-libs/foo/stage BAR=$W/art/math-libs/bar/stage
   local ARCHS="" T
