@@ -491,7 +491,7 @@ Expected<SplitSummary> Splitter::run() {
   if (Opts.Component.empty())
     return makeError("the artifact prefix (component name) is empty");
   if (Error E = listInputs())
-    return std::move(E);
+    return E;
   if (std::error_code EC = sys::fs::create_directories(Opts.OutputDir))
     return makeError("cannot create '" + Opts.OutputDir +
                      "': " + EC.message());
@@ -519,7 +519,7 @@ Expected<SplitSummary> Splitter::run() {
       log(Prefixes[F.Prefix] + "/" + F.Entry.RelPath + ": " + F.Note);
   }
   if (Error E = markConsumedArchives())
-    return std::move(E);
+    return E;
 
   // Upstream's guard: device code exists but --gpu-targets left none of it.
   unsigned Binaries = 0, Kept = 0, Filtered = 0;
@@ -579,7 +579,7 @@ Expected<SplitSummary> Splitter::run() {
       if (Error E = Archives.add(KernelName + "#" + std::to_string(C.Index),
                                  C, {{"target", EntryId},
                                      {"source_prefix", Prefix}}))
-        return std::move(E);
+        return E;
       ++Summary.CodeObjects;
     }
     Summary.FilteredCodeObjects += F.Filtered;
@@ -607,7 +607,7 @@ Expected<SplitSummary> Splitter::run() {
           F.Handler->name() + " database file for " + F.TargetId);
       if (Error E = CopierFor(*Dir).copy(
               F.Source, F.Entry, outputPath(*Dir, F.Prefix, F.Entry.RelPath)))
-        return std::move(E);
+        return E;
       HeldPrefixes[*Dir].insert(F.Prefix);
       ++Summary.DatabaseFiles;
       break;
@@ -623,7 +623,7 @@ Expected<SplitSummary> Splitter::run() {
       if (Error E = CopierFor(GenericDir).copy(
               F.Source, F.Entry,
               outputPath(GenericDir, F.Prefix, F.Entry.RelPath)))
-        return std::move(E);
+        return E;
       break;
     case Role::ConsumedArchive:
       log(Prefixes[F.Prefix] + "/" + F.Entry.RelPath +
@@ -657,12 +657,12 @@ Expected<SplitSummary> Splitter::run() {
         continue;
       if (Error E = CopierFor(GenericDir).makeDir(
               prefixPath(P) + "/" + D, Root + "/" + D))
-        return std::move(E);
+        return E;
     }
   }
   for (auto &[Dir, Copier] : Copiers)
     if (Error E = Copier->finish())
-      return std::move(E);
+      return E;
 
   Expected<std::vector<WrittenArchive>> Written = Archives.write();
   if (!Written)
@@ -676,7 +676,7 @@ Expected<SplitSummary> Splitter::run() {
   // Manifests: the generic artifact lists the input's prefixes in manifest
   // order (as upstream); a target's artifact the prefixes it holds, sorted.
   if (Error E = writeArtifactManifest(GenericDir, ManifestPrefixes))
-    return std::move(E);
+    return E;
   Summary.Prefixes = ManifestPrefixes;
   Summary.Artifacts.push_back(GenericName);
   for (const auto &[T, Dir] : TargetDirs) {
@@ -684,12 +684,12 @@ Expected<SplitSummary> Splitter::run() {
     for (size_t P : HeldPrefixes[Dir])
       Held.push_back(Prefixes[P]);
     if (Error E = writeArtifactManifest(Dir, Held))
-      return std::move(E);
+      return E;
     Summary.Artifacts.push_back(Opts.Component + "_" + T);
   }
   llvm::sort(Summary.Artifacts);
   if (Error E = Staged.commit())
-    return std::move(E);
+    return E;
   return std::move(Summary);
 }
 
