@@ -119,7 +119,7 @@ bool isPlainName(StringRef Name) {
 //===----------------------------------------------------------------------===//
 
 Expected<std::vector<std::string>>
-kpack::readArtifactManifest(StringRef ArtifactDir) {
+kpack::readArtifactManifest(StringRef ArtifactDir, MissingPrefix Missing) {
   std::string Path = joinPath(ArtifactDir, ArtifactManifestName);
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
       MemoryBuffer::getFile(Path, /*IsText=*/false,
@@ -142,6 +142,9 @@ kpack::readArtifactManifest(StringRef ArtifactDir) {
                        "' leaves the artifact");
     std::string Dir = joinPath(ArtifactDir, Prefix);
     struct stat St;
+    if (Missing == MissingPrefix::Skip && ::lstat(Dir.c_str(), &St) != 0 &&
+        errno == ENOENT)
+      continue;
     if (::stat(Dir.c_str(), &St) != 0 || !S_ISDIR(St.st_mode))
       return makeError("'" + Path + "': prefix '" + Prefix +
                        "' is not a directory of the artifact");

@@ -116,6 +116,20 @@ TEST_F(ArtifactTreeTest, ManifestSkipsBlankLinesAndSpaces) {
             (std::vector<std::string>{"p", "q"}));
 }
 
+TEST_F(ArtifactTreeTest, ManifestSkipsMissingPrefixesOnRequest) {
+  write("a/p/f", "");
+  write("a/q", "");
+  write("a/artifact_manifest.txt", "missing\np\n");
+  EXPECT_EQ(check(readArtifactManifest(Dir + "/a", MissingPrefix::Skip)),
+            (std::vector<std::string>{"p"}));
+  // Something that exists but is no directory is still an error.
+  write("a/artifact_manifest.txt", "p\nq\n");
+  EXPECT_NE(errorText(readArtifactManifest(Dir + "/a", MissingPrefix::Skip)
+                          .takeError())
+                .find("'q' is not a directory"),
+            std::string::npos);
+}
+
 TEST_F(ArtifactTreeTest, ManifestErrors) {
   EXPECT_NE(errorText(readArtifactManifest(Dir).takeError())
                 .find("artifact_manifest.txt"),
