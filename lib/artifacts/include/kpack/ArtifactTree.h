@@ -72,6 +72,10 @@ public:
   /// directories.
   llvm::Error copy(llvm::StringRef From, const TreeEntry &E,
                    llvm::StringRef To);
+  /// Creates directory To (and missing parents) for directory From, e.g.
+  /// an empty directory listed by listTree; finish() gives it From's mode
+  /// and timestamps.
+  llvm::Error makeDir(llvm::StringRef From, llvm::StringRef To);
   /// Applies source directory modes and timestamps to copied directories;
   /// call once after the last copy.
   llvm::Error finish();
