@@ -26,6 +26,8 @@ int runVerify();  // Verify.cpp
 int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
+int runSplitWheel();      // SplitWheel.cpp
+int runRecombineWheels(); // RecombineWheels.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

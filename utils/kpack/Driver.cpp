@@ -52,9 +52,14 @@ int main(int Argc, char **Argv) {
   static const struct {
     const char *Name;
     int (*Run)();
-  } Commands[] = {{"ls", runLs},           {"extract", runExtract},
-                  {"verify", runVerify},   {"pack", runPack},
-                  {"inspect", runInspect}, {"convert", runConvert}};
+  } Commands[] = {{"ls", runLs},
+                  {"extract", runExtract},
+                  {"verify", runVerify},
+                  {"pack", runPack},
+                  {"inspect", runInspect},
+                  {"convert", runConvert},
+                  {"split-wheel", runSplitWheel},
+                  {"recombine-wheels", runRecombineWheels}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
