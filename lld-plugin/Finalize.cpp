@@ -3,10 +3,9 @@
 #include "Finalize.h"
 
 #include "kpack/ArchivePaths.h"
-#include "kpack/ArchiveWriter.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
-#include "kpack/CodeObjectCheck.h"
+#include "kpack/Emission.h"
 #include "kpack/HostBinary.h"
 #include "kpack/KpackReady.h"
 #include "kpack/LLVMError.h"
@@ -19,8 +18,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-
-#include <map>
 
 using namespace llvm;
 
@@ -47,6 +44,16 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
     Archive = perTargetArchivePath(Plan.ArchiveDir, Plan.KernelName,
                                    "@GFXARCH@");
   }
+  if (Opts.CompressionLevel) {
+    int N = *Opts.CompressionLevel;
+    auto Settings = N == 0 ? CompressionSettings::parse("none", std::nullopt)
+                           : CompressionSettings::parse("zstd", N);
+    if (!Settings)
+      return createStringError("invalid --kpack-compression-level '%d' (0 for "
+                               "none): %s",
+                               N, toString(Settings.takeError()).c_str());
+    Plan.Compression = *Settings;
+  }
   Plan.SearchPaths = Opts.SearchPaths;
   if (Plan.SearchPaths.empty())
     Plan.SearchPaths.push_back(searchPathFromBinary(OutputPath, Archive));
@@ -54,88 +61,8 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
 }
 
 Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan) {
-  KpackMetadata Meta{Plan.KernelName, Plan.SearchPaths};
-  std::vector<uint8_t> Bytes;
-  if (Error E = toError(encodeKpackMetadata(Meta, Bytes)))
-    return E;
-  return Bytes;
+  return encodeMetadata(Plan.KernelName, Plan.SearchPaths);
 }
-
-namespace {
-
-/// The archives: one writer for --kpack-output, one per target ID for
-/// --kpack-dir (created in first-seen order; the order does not affect any
-/// file's bytes).
-class ArchiveSet {
-public:
-  ArchiveSet(const KpackOptions &Opts, const EmitPlan &Plan)
-      : Opts(Opts), Plan(Plan) {}
-
-  /// Adds the device entries of bundle N, each checked as `kpack verify`
-  /// would check it; Origin names the input it came from.
-  Error add(uint32_t N, const Bundle &B, const Twine &Origin) {
-    std::string Key = Plan.KernelName + "#" + std::to_string(N);
-    for (const BundleEntry *E : B.deviceEntries()) {
-      ArrayRef<uint8_t> Payload(B.payload(*E), E->Size);
-      if (Error Err = checkArchiveEntry(E->TargetId, Payload,
-                                        OpaqueEntries::Reject)
-                          .takeError())
-        return createStringError(
-            (Origin + ": offload bundle entry " + quoteInput(E->Id) + ": " +
-             toString(std::move(Err)))
-                .str());
-      ArchiveWriter &W = writerFor(E->TargetId);
-      if (Status S = W.addEntry(Key, E->TargetId,
-                                EntrySource::fromBytes(B.payload(*E), E->Size)))
-        return createStringError("%s", S.message().c_str());
-    }
-    return Error::success();
-  }
-
-  /// Writes every archive. With --kpack-output an archive is written even
-  /// when nothing is live, so build rules always find their output.
-  Error write() {
-    if (!Plan.ArchivePath.empty())
-      writerFor("");
-    for (auto &[Target, W] : Writers) {
-      std::string Path = Plan.ArchivePath;
-      if (Path.empty()) {
-        if (std::error_code EC = sys::fs::create_directories(Plan.ArchiveDir))
-          return createStringError(EC, "cannot create directory '%s': %s",
-                                   Plan.ArchiveDir.c_str(),
-                                   EC.message().c_str());
-        Path = perTargetArchivePath(Plan.ArchiveDir, Plan.KernelName, Target);
-      }
-      if (Status S = W->write(Path))
-        return createStringError("cannot write '%s': %s", Path.c_str(),
-                                 S.message().c_str());
-    }
-    return Error::success();
-  }
-
-private:
-  ArchiveWriter &writerFor(const std::string &TargetId) {
-    std::string Slot = Plan.ArchivePath.empty() ? TargetId : std::string();
-    auto &W = Writers[Slot];
-    if (!W) {
-      ArchiveWriterOptions O;
-      O.GroupName = Opts.Group.empty() ? Plan.KernelName : Opts.Group;
-      O.GfxArchFamily = Opts.Family; // empty: defaultArchFamily()
-      int Level = Opts.CompressionLevel.value_or(3);
-      O.Compression = Level == 0 ? ArchiveCompression::None
-                                 : ArchiveCompression::ZstdPerKernel;
-      O.ZstdLevel = Level == 0 ? 3 : Level;
-      W = std::make_unique<ArchiveWriter>(O);
-    }
-    return *W;
-  }
-
-  const KpackOptions &Opts;
-  const EmitPlan &Plan;
-  std::map<std::string, std::unique_ptr<ArchiveWriter>> Writers;
-};
-
-} // namespace
 
 Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
                      const KpackOptions &Opts, const EmitPlan &Plan,
@@ -160,7 +87,23 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
         "rewrite (an input named by a linker script?)",
         OutputPath.str().c_str(), ready::FatbinSectionName.data());
 
-  ArchiveSet Archives(Opts, Plan);
+  // The archives: one for --kpack-output (written even when nothing is
+  // live, so build rules always find their output), else one per target ID.
+  ArchiveLayout Layout;
+  if (!Plan.ArchivePath.empty()) {
+    Layout.ArchivePath = Plan.ArchivePath;
+    Layout.WriteEmpty = true;
+  } else {
+    Layout.Dir = Plan.ArchiveDir;
+    Layout.Name = Plan.KernelName;
+  }
+  Layout.GroupName = Opts.Group.empty() ? Plan.KernelName : Opts.Group;
+  Layout.Family = Opts.Family;
+  Layout.Compression = Plan.Compression;
+  ArchiveSet Archives(std::move(Layout));
+  // The decoded bundles of the live keys, viewed by the archive entries
+  // until the archives are written.
+  std::vector<Bundle> Bundles;
   if (!Host->Wrappers.empty()) {
     if (!Host->KpackRefSection)
       return createStringError("%s: wrappers but no %s section",
@@ -189,8 +132,9 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
       WrapperIndex.push_back(It->second);
     }
 
-    // The archives, from the collected payloads of the live keys.
-    std::vector<Bundle> Bundles(IndexOfKey.size());
+    // The archive entries: the device entries of the live keys' bundles,
+    // each checked as `kpack verify` would check it when it is written.
+    Bundles.resize(IndexOfKey.size());
     for (auto &[Key, N] : IndexOfKey) {
       const ArrayRef<uint8_t> *Bytes = Payloads.find(Key);
       if (!Bytes)
@@ -204,8 +148,18 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
       if (Status S = decodeBundle(Bytes->data(), Bytes->size(), Bundles[N]))
         return createStringError("%s: %s", Origin.c_str(),
                                  S.message().c_str());
-      if (Error E = Archives.add(N, Bundles[N], Origin))
-        return E;
+      for (const BundleEntry *E : Bundles[N].deviceEntries()) {
+        CodeObjectRef C;
+        C.Index = N;
+        C.TargetId = E->TargetId;
+        C.EntryId = E->Id;
+        C.Size = E->Size;
+        C.Source = EntrySource::fromBytes(Bundles[N].payload(*E), E->Size);
+        C.Origin = Origin + ": offload bundle entry " + quoteInput(E->Id);
+        if (Error Err = Archives.add(Plan.KernelName + "#" + std::to_string(N),
+                                     C))
+          return Err;
+      }
     }
 
     // One metadata record over the whole key-record area.
@@ -227,12 +181,9 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     std::fill_n(Image.begin() + Ref.FileOffset, Ref.Size, 0);
     std::copy(MetaBytes->begin(), MetaBytes->end(),
               Image.begin() + Ref.FileOffset);
-
-    if (Error E = Archives.write())
-      return E;
-  } else if (Error E = Archives.write()) {
-    return E;
   }
+  if (Error E = Archives.write().takeError())
+    return E;
 
   AtomicFileOptions AO;
   AO.ModeFrom = LinkedPath.str();

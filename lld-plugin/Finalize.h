@@ -14,6 +14,7 @@
 #include "LinkOptions.h"
 
 #include "kpack/ArchivePaths.h"
+#include "kpack/Emission.h"
 
 #include "llvm/Support/Error.h"
 
@@ -31,6 +32,9 @@ struct EmitPlan {
   /// file-name prefix "<name>_" of the per-target archives.
   std::string ArchivePath;
   std::string ArchiveDir;
+  /// --kpack-compression-level, checked as every writer checks its level
+  /// (0 keeps its meaning: no compression).
+  CompressionSettings Compression;
 };
 
 /// Computes the plan; search paths default to the archive location relative

@@ -16,6 +16,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 LLD_HAS_DRIVER(elf)
 
 using namespace llvm;
@@ -97,17 +99,19 @@ Error checkNotKpackReady(StringRef OutputPath,
 }
 
 /// Appends the input that makes room for metadata longer than the one key
-/// slot a single live wrapper guarantees (MetadataRoom.h).
-Error addMetadataRoom(const EmitPlan &Plan, TempDir &Temp,
-                      std::vector<std::string> &LldArgs) {
+/// slot a single live wrapper guarantees (MetadataRoom.h), or for the room
+/// --kpack-metadata-room asks for.
+Error addMetadataRoom(const KpackOptions &Opts, const EmitPlan &Plan,
+                      TempDir &Temp, std::vector<std::string> &LldArgs) {
   auto Meta = encodePlanMetadata(Plan);
   if (!Meta)
     return Meta.takeError();
-  if (Meta->size() <= ready::KeySlotSize)
+  uint64_t Needed =
+      std::max<uint64_t>(Meta->size(), Opts.MetadataRoom.value_or(0));
+  if (Needed <= ready::KeySlotSize)
     return Error::success();
   std::string Room = Temp.newFile("kpack-metadata-room.o");
-  std::vector<uint8_t> Obj =
-      makeMetadataRoomObject(Meta->size() - ready::KeySlotSize);
+  std::vector<uint8_t> Obj = makeMetadataRoomObject(Needed - ready::KeySlotSize);
   std::error_code EC;
   raw_fd_ostream OS(Room, EC);
   if (EC)
@@ -159,7 +163,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
     return Prepared.takeError();
   std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
   if (Prepared->HasDeviceCode)
-    if (Error E = addMetadataRoom(*Plan, *Temp, LldArgs))
+    if (Error E = addMetadataRoom(Kpack, *Plan, *Temp, LldArgs))
       return E;
   int RC = runLld(LldArgs);
   if (RC != 0)

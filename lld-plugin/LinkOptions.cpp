@@ -2,6 +2,8 @@
 
 #include "LinkOptions.h"
 
+#include "kpack/Metadata.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstring>
@@ -136,11 +138,24 @@ parseCommandLine(const std::vector<std::string> &Argv) {
         return Level.takeError();
       if (*Level) {
         int N;
-        if (StringRef(**Level).getAsInteger(10, N) || N < 0 || N > 22)
+        if (StringRef(**Level).getAsInteger(10, N))
           return createStringError(
               "invalid --kpack-compression-level '%s' (expected 0..22)",
               Level->value().c_str());
         K.CompressionLevel = N;
+        continue;
+      }
+      auto Room = matchKpackOption(Argv, I, "metadata-room");
+      if (!Room)
+        return Room.takeError();
+      if (*Room) {
+        uint64_t N;
+        if (StringRef(**Room).getAsInteger(10, N) || N > MaxKpackMetadataSize)
+          return createStringError(
+              "invalid --kpack-metadata-room '%s' (expected a number of bytes "
+              "up to %zu, what a loader reads)",
+              Room->value().c_str(), MaxKpackMetadataSize);
+        K.MetadataRoom = N;
         continue;
       }
       return createStringError("unknown option '%s'", Argv[I].c_str());
@@ -184,9 +199,10 @@ parseCommandLine(const std::vector<std::string> &Argv) {
       if (!Dependent.empty())
         return createStringError("--kpack-name/--kpack-group/--kpack-family "
                                  "need --kpack-output or --kpack-dir");
-    if (!K.SearchPaths.empty() || K.CompressionLevel)
-      return createStringError("--kpack-search-path/--kpack-compression-level "
-                               "need --kpack-output or --kpack-dir");
+    if (!K.SearchPaths.empty() || K.CompressionLevel || K.MetadataRoom)
+      return createStringError("--kpack-search-path/--kpack-compression-level/"
+                               "--kpack-metadata-room need --kpack-output or "
+                               "--kpack-dir");
   }
   return Result;
 }

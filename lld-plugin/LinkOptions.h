@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +31,13 @@ struct KpackOptions {
   /// --kpack-group= / --kpack-family=: TOC group_name / gfx_arch_family.
   std::string Group;
   std::string Family;
-  /// --kpack-compression-level=N (0 = no compression).
+  /// --kpack-compression-level=N (0 = no compression); checked by the one
+  /// check of every writer when the emission is planned (planEmission).
   std::optional<int> CompressionLevel;
+  /// --kpack-metadata-room=BYTES: .rocm_kpack_ref holds at least this many
+  /// bytes, so that the metadata can later be rewritten in place
+  /// (`kpack split` adopting the binary; EmittedHostBinary::withMetadata).
+  std::optional<uint64_t> MetadataRoom;
 
   bool emitsArchives() const {
     return !OutputArchive.empty() || !OutputDir.empty();

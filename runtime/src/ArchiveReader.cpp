@@ -311,6 +311,14 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
       if (Status Err =
               requireUInt(Fields, "original_size", Where, E.OriginalSize))
         return Err;
+      if (const msgpack::object *Meta = lookup(Fields, "metadata");
+          Meta && Meta->type == msgpack::type::MAP)
+        for (uint32_t K = 0; K < Meta->via.map.size; ++K) {
+          std::string Name, Value;
+          if (asString(Meta->via.map.ptr[K].key, Name) &&
+              asString(Meta->via.map.ptr[K].val, Value))
+            E.Metadata.emplace_back(std::move(Name), std::move(Value));
+        }
       if (CompressionScheme == Scheme::None) {
         if (E.Ordinal >= Blobs.size())
           return invalid(Where + " ordinal has no blob");

@@ -26,6 +26,8 @@ int runVerify();  // Verify.cpp
 int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
+/// `kpack` invoked as `kpack-convert`: the convert options at top level.
+int runConvertAlias(int Argc, char **Argv); // Convert.cpp
 int runSplitWheel();      // SplitWheel.cpp
 int runRecombineWheels(); // RecombineWheels.cpp
 

@@ -12,6 +12,7 @@
 #include "kpack/Error.h"
 
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,6 +40,9 @@ static void printVersion(raw_ostream &OS) {
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
   cl::SetVersionPrinter(printVersion);
+  // Invoked through the kpack-convert link: `kpack convert`'s command line.
+  if (sys::path::filename(Argv[0]) == "kpack-convert")
+    return runConvertAlias(Argc, Argv);
   // libLLVM registers its own options globally; keep them out of --help.
   static cl::OptionCategory NoTopLevelOptions("kpack");
   cl::HideUnrelatedOptions(NoTopLevelOptions);

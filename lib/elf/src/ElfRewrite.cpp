@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/Convert.h"
+#include "kpack/ElfRewrite.h"
 #include "kpack/HostBinary.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"

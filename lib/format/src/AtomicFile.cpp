@@ -131,6 +131,31 @@ Status AtomicFile::writeAt(uint64_t At, const void *Data, size_t Size) {
   return Status::ok();
 }
 
+Status AtomicFile::readAt(uint64_t At, void *Data, size_t Size) {
+  if (Fd < 0)
+    return Status::error("read from a closed output file");
+  if (Sticky)
+    return Sticky;
+  if (At > Offset || Size > Offset - At)
+    return Status::error("internal error: read beyond the written data");
+  if (Status S = flush())
+    return Sticky = S;
+  uint8_t *Bytes = static_cast<uint8_t *>(Data);
+  while (Size) {
+    ssize_t N = ::pread(Fd, Bytes, Size, static_cast<off_t>(At));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return Status::error(sysError("cannot read back", TempPath));
+    if (N == 0)
+      return Status::error("'" + TempPath + "' is shorter than written");
+    Bytes += N;
+    At += static_cast<uint64_t>(N);
+    Size -= static_cast<size_t>(N);
+  }
+  return Status::ok();
+}
+
 Status AtomicFile::commit() {
   if (Fd < 0)
     return Status::error("commit of a closed output file");

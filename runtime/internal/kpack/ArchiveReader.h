@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kpack {
@@ -43,6 +44,9 @@ public:
     /// the file offset of the u32 frame_size that precedes the frame.
     bool HasDataOffset = false;
     uint64_t DataOffset = 0;
+    /// The entry's "metadata" map (FORMAT.md §1.2), its string-valued pairs
+    /// in TOC order; other values are ignored like any unknown field.
+    std::vector<std::pair<std::string, std::string>> Metadata;
   };
 
   static Status open(const std::string &Path,

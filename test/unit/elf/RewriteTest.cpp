@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/Convert.h"
+#include "kpack/ElfRewrite.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 

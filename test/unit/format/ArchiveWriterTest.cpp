@@ -212,6 +212,113 @@ TEST_F(ArchiveWriterTest, ShortFileRangeIsAnError) {
   EXPECT_NE(S.message().find("ends before byte 101"), std::string::npos) << S.message();
 }
 
+// Identical entries share one stored blob (TOC ordinal aliasing), in
+// first-occurrence order, independently of threads and batching; entries of
+// the same size with other bytes keep their own.
+TEST_F(ArchiveWriterTest, DeduplicatesByOrdinalAliasing) {
+  std::vector<uint8_t> A = pattern(3000, 1), B = pattern(3000, 2);
+  for (ArchiveCompression C : {ArchiveCompression::None, ArchiveCompression::ZstdPerKernel}) {
+    std::vector<uint8_t> First;
+    for (uint64_t Batch : {uint64_t(1), uint64_t(64) << 20}) {
+      ArchiveWriterOptions Opts{"g", "f", C};
+      Opts.Deduplicate = true;
+      Opts.BatchBytes = Batch;
+      ArchiveWriter W(Opts);
+      ASSERT_FALSE(W.addEntry("a#0", "gfx942", EntrySource::fromBytes(A.data(), A.size())));
+      ASSERT_FALSE(W.addEntry("b#0", "gfx942", EntrySource::fromOwnedBytes(A)));
+      ASSERT_FALSE(W.addEntry("c#0", "gfx942", EntrySource::fromBytes(B.data(), B.size())));
+      ASSERT_FALSE(W.addEntry("d#0", "gfx1100", EntrySource::fromCallback(
+                                                    [&](std::vector<uint8_t> &Out) {
+                                                      Out = B;
+                                                      return Status::ok();
+                                                    })));
+      ArchiveWriteStats Stats;
+      std::string Out = Dir + "/dedup.kpack";
+      ASSERT_FALSE(W.write(Out, &Stats));
+      EXPECT_EQ(Stats.Entries, 4u);
+      EXPECT_EQ(Stats.Deduplicated, 2u);
+      EXPECT_EQ(Stats.OriginalBytes, 4 * 3000u);
+      DecodedArchive D;
+      ASSERT_EQ(decodeArchive(Out, D), "");
+      ASSERT_EQ(D.Entries.size(), 4u);
+      std::vector<uint64_t> Ordinals;
+      for (const DecodedEntry &E : D.Entries)
+        Ordinals.push_back(E.Ordinal);
+      EXPECT_EQ(Ordinals, (std::vector<uint64_t>{0, 0, 1, 1}));
+      EXPECT_EQ(D.Entries[1].Bytes, A);
+      EXPECT_EQ(D.Entries[3].Bytes, B);
+      std::vector<uint8_t> Bytes = readFile(Out);
+      if (First.empty())
+        First = Bytes;
+      else
+        EXPECT_EQ(Bytes, First) << "batch " << Batch;
+    }
+  }
+}
+
+TEST_F(ArchiveWriterTest, WritesEntryMetadata) {
+  ArchiveWriter W({"g", "f", ArchiveCompression::None});
+  uint8_t B[2] = {1, 2};
+  ASSERT_FALSE(W.addEntry("p/lib/x.so#0", "gfx942", EntrySource::fromBytes(B, 2),
+                          {{"target", "hipv4-amdgcn-amd-amdhsa--gfx942"},
+                           {"source_prefix", "p"}}));
+  ASSERT_FALSE(W.write(Dir + "/meta.kpack"));
+  std::vector<uint8_t> Bytes = readFile(Dir + "/meta.kpack");
+  std::string Text(Bytes.begin(), Bytes.end());
+  // The TOC's msgpack strings, in order, after the entry's fixed fields.
+  size_t Meta = Text.find("metadata");
+  ASSERT_NE(Meta, std::string::npos);
+  EXPECT_LT(Text.find("original_size"), Meta);
+  EXPECT_LT(Meta, Text.find("target"));
+  EXPECT_LT(Text.find("target"), Text.find("source_prefix"));
+  DecodedArchive D;
+  ASSERT_EQ(decodeArchive(Dir + "/meta.kpack", D), "");
+  EXPECT_EQ(D.Entries[0].Bytes, (std::vector<uint8_t>{1, 2}));
+}
+
+// Several archives in one pass: the sources are read in the given order
+// across archives, and a failing source commits none of them.
+TEST_F(ArchiveWriterTest, WriteArchivesReadsInOrderAndCommitsAllOrNothing) {
+  std::vector<std::string> Reads;
+  auto Source = [&](std::string Name) {
+    return EntrySource::fromCallback([&Reads, Name](std::vector<uint8_t> &Out) {
+      Reads.push_back(Name);
+      Out.assign(Name.begin(), Name.end());
+      return Name == "bad" ? Status::error("boom") : Status::ok();
+    });
+  };
+  for (bool Fail : {true, false}) {
+    SCOPED_TRACE(Fail);
+    Reads.clear();
+    ArchiveWriterOptions Opts{"g", "f"};
+    Opts.Threads = 1;
+    ArchiveWriter X(Opts), Y(Opts);
+    ASSERT_FALSE(X.addEntry("k#0", "gfx942", Source("x0")));
+    ASSERT_FALSE(X.addEntry("k#1", "gfx942", Source(Fail ? "bad" : "x1")));
+    ASSERT_FALSE(Y.addEntry("k#0", "gfx1100", Source("y0")));
+    std::vector<ArchiveWriter::Job> Jobs{{&X, Dir + "/x.kpack", {}},
+                                         {&Y, Dir + "/y.kpack", {}}};
+    Status S = ArchiveWriter::writeArchives(Jobs, {{0, 0}, {1, 0}, {0, 1}});
+    if (Fail) {
+      ASSERT_TRUE(S);
+      EXPECT_NE(S.message().find("boom"), std::string::npos);
+      EXPECT_NE(::access((Dir + "/y.kpack").c_str(), F_OK), 0);
+      EXPECT_NE(::access((Dir + "/x.kpack").c_str(), F_OK), 0);
+      continue;
+    }
+    ASSERT_FALSE(S) << S.message();
+    EXPECT_EQ(Reads, (std::vector<std::string>{"x0", "y0", "x1"}));
+    EXPECT_EQ(Jobs[0].Stats.Entries, 2u);
+    EXPECT_EQ(Jobs[1].Stats.Entries, 1u);
+    DecodedArchive D;
+    ASSERT_EQ(decodeArchive(Dir + "/x.kpack", D), "");
+    ASSERT_EQ(D.Entries.size(), 2u);
+    EXPECT_EQ(D.Entries[1].Bytes, (std::vector<uint8_t>{'x', '1'}));
+  }
+  std::string Ls = "test $(ls -A '" + Dir + "' | wc -l) -eq 2";
+  EXPECT_EQ(std::system(Ls.c_str()), 0) << "temporary file left behind";
+}
+
 // 512 MiB of code objects from a file go through a writer limited to 8 MiB
 // batches; the process's peak RSS may grow by far less than the input.
 TEST_F(ArchiveWriterTest, StreamsLargeInputsInBoundedMemory) {

@@ -68,6 +68,50 @@ TEST_P(WriterInterop, ReaderLoadsEveryEntry) {
   }
 }
 
+// Deduplicated archives: several TOC entries share one ordinal (what
+// upstream's reader follows); every one of them reads back, with its entry
+// metadata.
+TEST_P(WriterInterop, AliasedOrdinalsAndEntryMetadata) {
+  kpack::ArchiveWriterOptions Opts;
+  Opts.GroupName = "dedup";
+  Opts.Compression = GetParam().Compression;
+  Opts.FrameOffsets = GetParam().FrameOffsets;
+  Opts.Deduplicate = true;
+  kpack::ArchiveWriter Writer(Opts);
+  std::vector<uint8_t> Same = payload("same", 4000), Other = payload("o", 4000);
+  const std::vector<std::pair<std::string, const std::vector<uint8_t> *>>
+      Keys = {{"a#0", &Same}, {"b#0", &Other}, {"c#0", &Same}, {"d#3", &Same}};
+  for (const auto &[Key, Data] : Keys)
+    ASSERT_TRUE(Writer
+                    .addEntry(Key, "gfx1100",
+                              kpack::EntrySource::fromBytes(Data->data(),
+                                                            Data->size()),
+                              {{"source_prefix", Key}})
+                    .isOk());
+  TempDir Dir;
+  const std::string Path = Dir.file("d.kpack");
+  kpack::ArchiveWriteStats Stats;
+  kpack::Status S = Writer.write(Path, &Stats);
+  ASSERT_TRUE(S.isOk()) << S.message();
+  EXPECT_EQ(Stats.Deduplicated, 2u);
+
+  std::unique_ptr<kpack::ArchiveReader> R;
+  kpack::Status Err = kpack::ArchiveReader::open(Path, R);
+  ASSERT_FALSE(Err) << Err.message();
+  for (const auto &[Key, Data] : Keys) {
+    const kpack::ArchiveReader::Entry *Found = R->find(Key, "gfx1100");
+    ASSERT_NE(Found, nullptr);
+    EXPECT_EQ(Found->Ordinal, Data == &Same ? 0u : 1u);
+    EXPECT_EQ(Found->Metadata,
+              (std::vector<std::pair<std::string, std::string>>{
+                  {"source_prefix", Key}}));
+    std::vector<uint8_t> Out;
+    Err = R->read(*Found, Out);
+    ASSERT_FALSE(Err) << Err.message();
+    EXPECT_EQ(Out, *Data);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Writer, WriterInterop,
     ::testing::Values(

@@ -1,7 +1,10 @@
 //===- kpack/ArchiveWriter.h - Writes .kpack v1 archives --------*- C++ -*-===//
 //
 // Writes the archive of FORMAT.md §1 in a form upstream's reader loads, plus
-// the per-entry frame-offset extension (docs/format-extensions.md).
+// the per-entry frame-offset extension (docs/format-extensions.md), per-entry
+// TOC metadata maps (FORMAT.md §1.2) and deduplication by ordinal aliasing:
+// entries with identical bytes share one stored blob, i.e. several TOC
+// entries carry the same ordinal, which upstream's reader follows.
 //
 // The writer streams: entries are recorded as sources (bytes, a file range or
 // a callback) and their bytes are produced only while write() runs, a bounded
@@ -20,11 +23,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kpack {
 
 class AtomicFile;
+
+/// A TOC entry's "metadata" map (FORMAT.md §1.2): string values, written in
+/// this order.
+using ArchiveEntryMetadata = std::vector<std::pair<std::string, std::string>>;
 
 enum class ArchiveCompression {
   None,         ///< "none"
@@ -79,6 +87,13 @@ struct ArchiveWriterOptions {
   /// Write "frame_offset"/"frame_size" in zstd entries (extension; upstream
   /// readers ignore them).
   bool FrameOffsets = true;
+  /// Entries with identical bytes are stored once: their TOC entries share
+  /// the ordinal of the first one. A hash match is confirmed by comparing the
+  /// bytes (the stored blob is read back), so different bytes never merge.
+  bool Deduplicate = false;
+  /// A source's error is reported as "<key> (<arch>): <message>"; false: as
+  /// the source words it (sources whose messages name their entry).
+  bool NameEntriesInErrors = true;
 };
 
 /// What write() reports about the archive it wrote.
@@ -86,6 +101,7 @@ struct ArchiveWriteStats {
   uint64_t Entries = 0;
   uint64_t OriginalBytes = 0; ///< sum of code-object sizes
   uint64_t FileBytes = 0;     ///< archive size
+  uint64_t Deduplicated = 0;  ///< entries stored as aliases of an earlier one
 };
 
 /// The family an archive gets when none is given: its only arch, or "multi".
@@ -95,10 +111,11 @@ class ArchiveWriter {
 public:
   explicit ArchiveWriter(ArchiveWriterOptions Opts);
 
-  /// Records an entry. Ordinals follow the order of the calls. Fails on an
-  /// empty key or arch, or a (Key, Arch) pair added before.
+  /// Records an entry. Ordinals follow the order of the calls (with
+  /// Deduplicate, the order of first occurrence of each distinct content).
+  /// Fails on an empty key or arch, or a (Key, Arch) pair added before.
   Status addEntry(const std::string &Key, const std::string &Arch,
-                  EntrySource Source);
+                  EntrySource Source, ArchiveEntryMetadata Metadata = {});
 
   size_t size() const { return Entries.size(); }
   /// The distinct arches added so far, sorted (what gfx_arches will list).
@@ -112,21 +129,46 @@ public:
   /// Path is left as it was.
   Status write(const std::string &Path, ArchiveWriteStats *Stats = nullptr);
 
+  /// One archive of writeArchives().
+  struct Job {
+    ArchiveWriter *Writer = nullptr;
+    std::string Path;
+    ArchiveWriteStats Stats; ///< filled on success
+  };
+  /// Writes several archives in one pass. Sources are read in the order
+  /// Order gives, as (index into Jobs, entry index in that writer) pairs
+  /// naming every entry once (empty: job by job), so that sources sharing
+  /// state, e.g. the entries of one compressed bundle spread over per-target
+  /// archives, are read close together and that state is short-lived.
+  /// Threads and BatchBytes are the first job's. The archives are committed
+  /// only once all of them have been written: a failing source leaves none
+  /// (only a failing rename can leave earlier ones committed).
+  static Status writeArchives(std::vector<Job> &Jobs,
+                              const std::vector<std::pair<size_t, size_t>> &Order = {});
+
 private:
   struct Entry {
     std::string Key, Arch;
     EntrySource Source;
-    uint64_t OriginalSize = 0, BlobOffset = 0, BlobSize = 0;
+    ArchiveEntryMetadata Metadata;
+    uint64_t OriginalSize = 0;
+    uint64_t Ordinal = 0; ///< index into the stored blobs
   };
+  /// A stored blob (one per distinct content with Deduplicate).
+  struct Blob {
+    uint64_t Offset = 0; ///< "none": the bytes; zstd: the u32 size prefix
+    uint64_t Size = 0;   ///< "none": the bytes; zstd: the frame
+    uint64_t OriginalSize = 0;
+  };
+  struct Output;
   ArchiveWriterOptions Opts;
   std::vector<Entry> Entries;
   // TOC keys in first-use order, each with its entries in insertion order.
   std::vector<std::vector<size_t>> KeyEntries;
   std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
 
-  Status writeRaw(AtomicFile &F);
-  Status writeZstd(AtomicFile &F);
-  std::vector<uint8_t> buildToc(uint64_t BlobStart, uint64_t BlobSize) const;
+  std::vector<uint8_t> buildToc(uint64_t BlobStart, uint64_t BlobSize,
+                                const std::vector<Blob> &Blobs) const;
 };
 
 } // namespace kpack

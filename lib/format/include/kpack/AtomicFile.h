@@ -45,6 +45,9 @@ public:
   /// Overwrites already written bytes at Offset (e.g. a header patched once
   /// the layout is known). Offset + Size must not exceed offset().
   Status writeAt(uint64_t Offset, const void *Data, size_t Size);
+  /// Reads back already written bytes (e.g. to compare new data with data
+  /// written before). Offset + Size must not exceed offset().
+  Status readAt(uint64_t Offset, void *Data, size_t Size);
   /// Number of bytes appended so far.
   uint64_t offset() const { return Offset; }
 

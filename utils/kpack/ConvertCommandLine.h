@@ -1,10 +1,9 @@
-//===- ConvertCommandLine.h - Options of kpack-convert / kpack convert -*- C++
-//-*-===//
+//===- ConvertCommandLine.h - Options of kpack convert ----------*- C++ -*-===//
 //
-// The command line of the legacy converter, shared by the standalone
-// `kpack-convert` (top-level options) and the `kpack convert` subcommand:
-// one set of options registered in the given llvm::cl::SubCommand, and the
-// driver logic over kpack::convertHostBinary.
+// The command line of the converter, shared by the `kpack convert`
+// subcommand and `kpack` invoked as `kpack-convert` (top-level options, as
+// llvm-strip is llvm-objcopy): one set of options registered in the given
+// llvm::cl::SubCommand, and the driver logic over kpack::convertHostBinary.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_UTILS_CONVERTCOMMANDLINE_H
@@ -20,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace kpack {
@@ -97,13 +97,16 @@ public:
     Opts.SearchPaths.assign(SearchPaths.begin(), SearchPaths.end());
     Opts.GroupName = Group;
     Opts.Family = Family;
-    Opts.Compression = Compression;
-    Opts.Level = Level;
     Opts.Threads = Threads;
-    if (Level < 1 || Level > 22) {
-      WithColor::error(errs(), ToolName) << "--level must be in 1..22\n";
+    auto Settings = CompressionSettings::parse(
+        compressionSchemeName(Compression),
+        Level.getNumOccurrences() ? std::optional<int>(Level) : std::nullopt);
+    if (!Settings) {
+      WithColor::error(errs(), ToolName)
+          << toString(Settings.takeError()) << "\n";
       return ConvertExitError;
     }
+    Opts.Compression = *Settings;
     // Progress only for a terminal and inputs large enough to wait for.
     uint64_t Size = 0;
     if (sys::Process::StandardErrIsDisplayed() &&
@@ -118,8 +121,8 @@ public:
 
     auto Result = convertHostBinary(Opts);
     if (!Result) {
-      WithColor::error(errs(), ToolName)
-          << Opts.Input << ": " << toString(Result.takeError()) << "\n";
+      WithColor::error(errs(), ToolName) << toString(Result.takeError())
+                                         << "\n";
       return ConvertExitError;
     }
     switch (Result->Outcome) {
@@ -141,9 +144,13 @@ public:
              << " bundles, " << Result->CodeObjects << " code objects, "
              << Result->InputBytes << " -> " << Result->OutputBytes
              << " bytes\n";
-      for (const ConvertedArchive &A : Result->Archives)
+      for (const ConvertedArchive &A : Result->Archives) {
         outs() << "archive " << A.Path << ": " << A.Entries << " entries, "
-               << A.OriginalBytes << " -> " << A.FileBytes << " bytes\n";
+               << A.OriginalBytes << " -> " << A.FileBytes << " bytes";
+        if (A.Deduplicated)
+          outs() << ", " << A.Deduplicated << " stored once with another";
+        outs() << "\n";
+      }
     }
     return ConvertExitOk;
   }

@@ -1,0 +1,226 @@
+//===- ArchiveSet.cpp - Code objects -> .kpack archives -------------------===//
+//
+// The one place where every writer's code objects become archives: the
+// per-entry check, the layout (one archive or one per target ID), the family
+// default, deduplication and the all-or-nothing write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kpack/Emission.h"
+
+#include "kpack/ArchivePaths.h"
+#include "kpack/CodeObjectCheck.h"
+#include "kpack/LLVMError.h"
+#include "kpack/Quote.h"
+#include "kpack/TargetId.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+#include <set>
+
+using namespace llvm;
+using namespace kpack;
+
+struct ArchiveSet::Impl {
+  ArchiveLayout Layout;
+  struct Added {
+    std::string Key;
+    CodeObjectRef C;
+    EntryMetadata Meta;
+  };
+  std::vector<Added> Entries; // in add order
+  std::set<std::pair<std::string, std::string>> Seen; // (key, target ID)
+
+  Error checkLayout() const {
+    int Kinds = !Layout.ArchivePath.empty() +
+                (!Layout.Dir.empty() || !Layout.Name.empty()) +
+                static_cast<bool>(Layout.PathForTarget);
+    if (Kinds != 1)
+      return makeError("internal error: an archive layout needs exactly one "
+                       "of an archive path, a directory and name, or a path "
+                       "function");
+    if (!Layout.Dir.empty() && Layout.Name.empty())
+      return makeError("internal error: per-target archives need a name");
+    if (Layout.ArchivePath.empty() && !Layout.PathForTarget &&
+        Layout.Dir.empty())
+      return makeError("internal error: per-target archives need a directory");
+    return Error::success();
+  }
+
+  std::string pathFor(StringRef TargetId) const {
+    if (!Layout.ArchivePath.empty())
+      return Layout.ArchivePath;
+    if (Layout.PathForTarget)
+      return Layout.PathForTarget(TargetId);
+    return perTargetArchivePath(Layout.Dir, Layout.Name, TargetId);
+  }
+};
+
+ArchiveSet::ArchiveSet(ArchiveLayout Layout) : P(std::make_unique<Impl>()) {
+  P->Layout = std::move(Layout);
+}
+ArchiveSet::~ArchiveSet() = default;
+ArchiveSet::ArchiveSet(ArchiveSet &&) = default;
+ArchiveSet &ArchiveSet::operator=(ArchiveSet &&) = default;
+
+Error ArchiveSet::add(StringRef Key, const CodeObjectRef &C,
+                      EntryMetadata Meta) {
+  // Empty device entries: an offload bundle entry of size 0 holds no code
+  // for its target, and no archive entry can (the check below rejects empty
+  // bytes). It is skipped: a loader asking for it finds no entry
+  // (KPACK_ERROR_KERNEL_NOT_FOUND), as the HIP runtime found no code object
+  // for that target in the fat binary. Every writer goes through here.
+  if (!C.EntryId.empty() && C.Size == 0)
+    return Error::success();
+  if (Key.empty())
+    return makeError(C.Origin + ": empty archive key");
+  // Target IDs name per-target archives: checked here, before any path is
+  // made from one (the same words as checkArchiveEntry).
+  if (!parseTargetId(C.TargetId))
+    return makeError(C.Origin + ": arch " + quoteInput(C.TargetId) +
+                     " is not a target ID");
+  if (!P->Seen.insert({Key.str(), C.TargetId}).second)
+    return makeError(C.Origin + ": duplicate archive entry '" + Key +
+                     "' for " + C.TargetId);
+  P->Entries.push_back({Key.str(), C, std::move(Meta)});
+  return Error::success();
+}
+
+Error ArchiveSet::addAll(StringRef KeyName, ArrayRef<CodeObjectRef> Objects,
+                         const EntryMetadata &Meta) {
+  for (const CodeObjectRef &C : Objects)
+    if (Error E = add((KeyName + "#" + Twine(C.Index)).str(), C, Meta))
+      return E;
+  return Error::success();
+}
+
+std::vector<std::string> ArchiveSet::targets() const {
+  std::set<std::string> T;
+  for (const Impl::Added &A : P->Entries)
+    T.insert(A.C.TargetId);
+  return std::vector<std::string>(T.begin(), T.end());
+}
+
+bool ArchiveSet::empty() const { return P->Entries.empty(); }
+
+namespace {
+
+/// Creates Dir and remembers the directories it had to make, so that a
+/// failed write can remove them again (no trace of a failed run).
+class CreatedDirectories {
+public:
+  Error create(StringRef Dir) {
+    SmallVector<std::string, 4> Missing;
+    for (StringRef D = Dir; !D.empty() && !sys::fs::exists(D);
+         D = sys::path::parent_path(D))
+      Missing.push_back(D.str());
+    if (std::error_code EC = sys::fs::create_directories(Dir))
+      return makeError("cannot create directory '" + Dir + "': " +
+                       EC.message());
+    Made.insert(Made.end(), Missing.begin(), Missing.end()); // deepest first
+    return Error::success();
+  }
+  /// Removes what create() made, deepest first; non-empty ones stay.
+  void undo() {
+    for (const std::string &D : Made)
+      sys::fs::remove(D);
+    Made.clear();
+  }
+  void keep() { Made.clear(); }
+
+private:
+  std::vector<std::string> Made;
+};
+
+} // namespace
+
+Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
+  if (Error E = P->checkLayout())
+    return std::move(E);
+  const ArchiveLayout &L = P->Layout;
+  const bool Single = !L.ArchivePath.empty();
+
+  // One writer per archive: the single one, or one per target ID (sorted).
+  std::vector<std::string> Slots;
+  if (Single) {
+    if (!P->Entries.empty() || L.WriteEmpty)
+      Slots.push_back("");
+  } else {
+    Slots = targets();
+  }
+  std::map<std::string, size_t> SlotOf;
+  for (size_t I = 0; I < Slots.size(); ++I)
+    SlotOf[Slots[I]] = I;
+
+  std::vector<std::unique_ptr<ArchiveWriter>> Writers;
+  std::vector<ArchiveWriter::Job> Jobs;
+  for (const std::string &Slot : Slots) {
+    ArchiveWriterOptions O;
+    O.GroupName = L.GroupName;
+    // The family default: the target ID of a per-target archive;
+    // defaultArchFamily() (its only target, else "multi") of a single one.
+    O.GfxArchFamily = !L.Family.empty() ? L.Family : Slot;
+    O.Compression = L.Compression.Scheme;
+    O.ZstdLevel = L.Compression.Level;
+    O.Threads = L.Threads;
+    O.Deduplicate = L.DeduplicateIdentical;
+    O.NameEntriesInErrors = false; // the sources' messages name the origin
+    Writers.push_back(std::make_unique<ArchiveWriter>(O));
+    Jobs.push_back({Writers.back().get(), P->pathFor(Slot), {}});
+  }
+
+  // Entries in add order; each read once, checked as `kpack verify` checks.
+  std::vector<std::pair<size_t, size_t>> Order;
+  for (const Impl::Added &A : P->Entries) {
+    size_t Slot = Single ? 0 : SlotOf[A.C.TargetId];
+    // A bundle's device code must be a code object; other entries (kernel
+    // databases, `kpack pack KEY:ARCH=FILE`) may be opaque if allowed.
+    OpaqueEntries Policy = L.AllowOpaqueEntries && A.C.EntryId.empty()
+                               ? OpaqueEntries::Allow
+                               : OpaqueEntries::Reject;
+    EntrySource Checked = EntrySource::fromCallback(
+        [Src = A.C.Source, Target = A.C.TargetId, Origin = A.C.Origin,
+         Policy](std::vector<uint8_t> &Out) {
+          const uint8_t *View = nullptr;
+          size_t Size = 0;
+          if (Status S = Src.read(Out, View, Size))
+            return Status::error(Origin + ": " + S.message());
+          if (Error E = checkArchiveEntry(Target, ArrayRef<uint8_t>(View, Size),
+                                          Policy)
+                            .takeError())
+            return Status::error(Origin + ": " + toString(std::move(E)));
+          if (View != Out.data())
+            Out.assign(View, View + Size);
+          return Status::ok();
+        },
+        A.C.Size);
+    ArchiveWriter &W = *Writers[Slot];
+    Order.emplace_back(Slot, W.size());
+    if (Status S = W.addEntry(A.Key, A.C.TargetId, std::move(Checked),
+                              A.Meta))
+      return makeError(A.C.Origin + ": " + S.message());
+  }
+
+  CreatedDirectories Dirs;
+  scope_exit Undo([&] { Dirs.undo(); });
+  for (const ArchiveWriter::Job &J : Jobs) {
+    StringRef Parent = sys::path::parent_path(J.Path);
+    if (!Parent.empty())
+      if (Error E = Dirs.create(Parent))
+        return std::move(E);
+  }
+  // Sources' messages name their code object, the writer's own name the
+  // archive.
+  if (Status S = ArchiveWriter::writeArchives(Jobs, Order))
+    return makeError(S.message());
+  Dirs.keep();
+
+  std::vector<WrittenArchive> Result;
+  for (size_t I = 0; I < Jobs.size(); ++I)
+    Result.push_back({Jobs[I].Path, Slots[I], Jobs[I].Stats,
+                      Jobs[I].Stats.Deduplicated});
+  return Result;
+}
