@@ -735,6 +735,11 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
       Wheel.set("Build", OutName->Build);
     Out.addText(WheelEntry->Name, Wheel.str(), WheelEntry->Method);
   }
+  // Everything checked: the output directory may appear now.
+  StringRef OutDir = sys::path::parent_path(Output);
+  if (!OutDir.empty())
+    if (std::error_code EC = sys::fs::create_directories(OutDir))
+      return makeError("cannot create '" + OutDir + "': " + EC.message());
   if (Error E = Out.write())
     return std::move(E);
   return Out.commit("");
