@@ -278,7 +278,7 @@ Expected<std::vector<RecordEntry>> kpack::parseRecord(StringRef Text,
       if (C == '\r')
         ++LineNo;
       if (Error E = EndRow())
-        return std::move(E);
+        return E;
     } else if (WasQuoted) {
       return makeError(What + ": line " + Twine(LineNo) +
                        ": text after a closing quote");
@@ -290,7 +290,7 @@ Expected<std::vector<RecordEntry>> kpack::parseRecord(StringRef Text,
     return makeError(What + ": unterminated quoted field");
   if (!Field.empty() || WasQuoted || !Row.empty())
     if (Error E = EndRow())
-      return std::move(E);
+      return E;
   return Rows;
 }
 
@@ -488,7 +488,7 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
     return Fail("RECORD lists " + quoted(Missing.front()) +
                 ", which the wheel does not contain");
   }
-  return std::move(W);
+  return W;
 }
 
 std::string WheelFile::dataDir() const {
@@ -510,7 +510,7 @@ WheelFile::readVerified(const ZipEntry &E,
         Hasher.update(Chunk);
         return Sink ? Sink(Chunk) : Error::success();
       }))
-    return std::move(Err);
+    return Err;
   RecordEntry Got = Hasher.finish(E.Name);
   auto It = Record.find(E.Name);
   if (It == Record.end())

@@ -49,7 +49,7 @@ public:
                        "': " + EC.message());
     ScratchDir S;
     S.Path = Path.str().str();
-    return std::move(S);
+    return S;
   }
   ScratchDir(ScratchDir &&O) : Path(std::move(O.Path)) { O.Path.clear(); }
   ~ScratchDir() {
@@ -96,7 +96,7 @@ public:
     if (State != Copying)
       return false;
     if (Error E = toError(Out.commit()))
-      return std::move(E);
+      return E;
     return true;
   }
 
@@ -259,7 +259,7 @@ public:
   Expected<WrittenWheel> commit(std::string TargetId) {
     uint64_t Size = Zip->size();
     if (Error E = Zip->commit())
-      return std::move(E);
+      return E;
     return WrittenWheel{Path, std::move(TargetId), Size, Files};
   }
 
@@ -379,7 +379,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
                      "': " + EC.message());
   std::string HostPath = Opts.OutputDir + "/" + W.name().fileName();
   if (Error E = checkNotAnInput(HostPath, {FatPath.str()}))
-    return std::move(E);
+    return E;
   Expected<ScratchDir> Scratch = ScratchDir::create(Opts.OutputDir);
   if (!Scratch)
     return Scratch.takeError();
@@ -485,7 +485,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
       if (SelectedSet.count(C.TargetId))
         if (Error E = Archives.add(Key + "#" + std::to_string(C.Index), C,
                                    {{"target", C.EntryId}}))
-          return std::move(E);
+          return E;
   }
   std::map<std::string, std::string> ArchiveOf; // target -> file
   if (!Archives.empty()) {
@@ -553,7 +553,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
   }
   Host.addText(MetadataEntry->Name, Metadata.str(), TextMethod);
   if (Error E = Host.write())
-    return std::move(E);
+    return E;
 
   // One device wheel per target.
   std::vector<std::pair<std::string, std::unique_ptr<WheelBuilder>>> Devices;
@@ -595,7 +595,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
         "==" + W.version().str() + "\n";
     Dev->addText(DevDistInfo + "/METADATA", MetadataText, TextMethod);
     if (Error E = Dev->write())
-      return std::move(E);
+      return E;
     Devices.emplace_back(T, std::move(Dev));
   }
 
@@ -635,7 +635,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
   Inputs.insert(Inputs.end(), DevicePaths.begin(), DevicePaths.end());
   if (sys::fs::exists(Output))
     if (Error E = checkNotAnInput(Output, Inputs))
-      return std::move(E);
+      return E;
 
   const std::string Dist = wheelFileDistributionName(H.projectName());
   const std::string DevicePrefix = normalizeDistributionName(Dist) + "-device-";
@@ -660,7 +660,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     if (!Row)
       return Row.takeError();
     if (Error Err = Claim(E.Name, HostPath))
-      return std::move(Err);
+      return Err;
     if (&E != MetadataEntry && !(RewriteWheel && &E == WheelEntry))
       Out.addRaw(E.Name, H.zip(), E, std::move(*Row));
   }
@@ -710,7 +710,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
                                 ? H.dataDir() + "/" + Name.str()
                                 : Name.str();
       if (Error Err = Claim(OutPath, D.path()))
-        return std::move(Err);
+        return Err;
       Out.addRaw(OutPath, D.zip(), E, std::move(*Row));
     }
   }
@@ -741,6 +741,6 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     if (std::error_code EC = sys::fs::create_directories(OutDir))
       return makeError("cannot create '" + OutDir + "': " + EC.message());
   if (Error E = Out.write())
-    return std::move(E);
+    return E;
   return Out.commit("");
 }

@@ -102,8 +102,8 @@ ZipReader::openBuffer(std::unique_ptr<MemoryBuffer> Buffer) {
   ZipReader R;
   R.Buffer = std::move(Buffer);
   if (Error E = R.parse())
-    return std::move(E);
-  return std::move(R);
+    return E;
+  return R;
 }
 
 const ZipEntry *ZipReader::find(StringRef Name) const {
@@ -424,6 +424,6 @@ Expected<std::string> ZipReader::readAll(const ZipEntry &E,
         Out.append(reinterpret_cast<const char *>(Chunk.data()), Chunk.size());
         return Error::success();
       }))
-    return std::move(Err);
+    return Err;
   return Out;
 }

@@ -179,7 +179,7 @@ Expected<ZipWriter> ZipWriter::create(StringRef Path,
   W.P->Options = Options;
   if (Status S = W.P->File.open(Path.str()))
     return toError(S);
-  return std::move(W);
+  return W;
 }
 
 uint64_t ZipWriter::size() const { return P->File.offset(); }
