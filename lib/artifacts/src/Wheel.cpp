@@ -524,7 +524,7 @@ WheelFile::readVerified(const ZipEntry &E,
       return Fail("RECORD hash " + quoted(Want.Hash) +
                   " is not sha256 (the only algorithm checked here)");
     if (Want.Hash != Got.Hash)
-      return Fail("contents do not match RECORD (sha256 " + Got.Hash +
+      return Fail("contents do not match RECORD (computed " + Got.Hash +
                   ", RECORD says " + quoted(Want.Hash) + ")");
   }
   if (!Want.Size.empty() && Want.Size != Got.Size)

@@ -12,6 +12,7 @@
 #ifndef KPACK_WHEEL_H
 #define KPACK_WHEEL_H
 
+#include "kpack/Sha256.h"
 #include "kpack/Zip.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -20,7 +21,6 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/SHA256.h"
 
 #include <cstdint>
 #include <optional>
@@ -117,7 +117,8 @@ std::string writeRecord(llvm::ArrayRef<RecordEntry> Rows);
 /// Bytes in base64's URL-safe alphabet without '=' padding.
 std::string urlsafeBase64NoPad(llvm::ArrayRef<uint8_t> Bytes);
 
-/// The RECORD hash of a file, computed while it streams.
+/// The RECORD hash of a file, computed while it streams (kpack::Sha256:
+/// llvm::SHA256 is wrong from 512 MiB on).
 class RecordHasher {
 public:
   void update(llvm::ArrayRef<uint8_t> Bytes) {
@@ -128,7 +129,7 @@ public:
   RecordEntry finish(llvm::StringRef Path);
 
 private:
-  llvm::SHA256 Sha;
+  Sha256 Sha;
   uint64_t Size = 0;
 };
 /// The RECORD row of Bytes stored at Path.

@@ -6,6 +6,7 @@
 #   pkg/lib/libpkg_core.so.1            the second fat library (soname;
 #                                       compressed bundle), and
 #   pkg/lib/libpkg_core.so              its symlink, a copy in the wheel
+#   pkg/lib/libplain.so                 a library without device code
 #   pkg/lib/aotriton.images/amd-<target>/flash/attn_fwd/*.aks2
 #                                       AOTriton-style kernel images
 # packed by pack_wheel.py as `wheel` packs (extra arguments go to it). The
@@ -17,7 +18,7 @@ set -euo pipefail
 CXX=$1 INC=$2 LIB=$3 PY=$4 OUT=$5
 shift 5
 SRC=$(cd "$(dirname "$0")" && pwd)
-KEY=$( { cat "$SRC/pkg_core.hip" "$SRC/pkg_ext.hip" "$INC/hip_min.h" "$0"; \
+KEY=$( { cat "$SRC/pkg_core.hip" "$SRC/pkg_ext.hip" "$SRC/plain.cpp" "$INC/hip_min.h" "$0"; \
          echo "$CXX $LIB"; } | sha256sum | cut -c1-16)
 mkdir -p "$(dirname "$OUT")"
 CACHE=$(dirname "$OUT")/fat-libs-$KEY
@@ -33,13 +34,14 @@ if [ ! -f "$CACHE/done" ]; then
   ln -s libpkg_core.so.1 "$CACHE/libpkg_core.so"
   $HIP "$SRC/pkg_ext.hip" -L"$CACHE" -lpkg_core -Wl,-rpath,'$ORIGIN' $RT \
     -o "$CACHE/libpkg_ext.so"
+  $CXX -fPIC -shared -fuse-ld=lld "$SRC/plain.cpp" -o "$CACHE/libplain.so"
   touch "$CACHE/done"
 fi
 exec 9>&-
 
 rm -rf "$OUT/tree" && mkdir -p "$OUT/tree/pkg/lib"
 cp "$SRC/pkg/__init__.py" "$SRC/pkg/util.py" "$OUT/tree/pkg/"
-cp -P "$CACHE/libpkg_core.so.1" "$CACHE/libpkg_core.so" "$CACHE/libpkg_ext.so" \
+cp -P "$CACHE/libpkg_core.so.1" "$CACHE/libpkg_core.so" "$CACHE/libpkg_ext.so" "$CACHE/libplain.so" \
   "$OUT/tree/pkg/lib/"
 for T in gfx90a:xnack+ gfx942 gfx11-generic; do
   D="$OUT/tree/pkg/lib/aotriton.images/amd-$T/flash/attn_fwd"

@@ -7,6 +7,8 @@
   extract WHEEL NAME OUT     the entry's contents into OUT
   flip WHEEL NAME OUT        a copy whose entry NAME has one data byte
                              changed (its CRC no longer matches)
+  same WHEEL OTHER NAME...   NAME is the same entry in both wheels: same
+                             method, CRC, compressed size and contents
   replace WHEEL NAME FILE OUT
                              a copy with NAME's contents replaced by FILE's,
                              RECORD left as it was (a hash mismatch)
@@ -44,6 +46,15 @@ def main():
             b = f.read(1)
             f.seek(at)
             f.write(bytes([b[0] ^ 0xFF]))
+    elif cmd == "same":
+        with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(sys.argv[3]) as b:
+            for name in sys.argv[4:]:
+                x, y = a.getinfo(name), b.getinfo(name)
+                if (x.compress_type, x.CRC, x.compress_size, x.external_attr) != \
+                        (y.compress_type, y.CRC, y.compress_size, y.external_attr) or \
+                        a.read(name) != b.read(name):
+                    sys.exit("%s differs" % name)
+                print("same " + name)
     elif cmd == "replace":
         name, src, out = sys.argv[3], sys.argv[4], sys.argv[5]
         with open(src, "rb") as f:
