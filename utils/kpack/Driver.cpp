@@ -90,11 +90,18 @@ int main(int Argc, char **Argv) {
   static const struct {
     const char *Name;
     int (*Run)();
-  } Commands[] = {{"ls", runLs},           {"extract", runExtract},
-                  {"verify", runVerify},   {"pack", runPack},
-                  {"inspect", runInspect}, {"convert", runConvert},
-                  {"merge", runMerge},     {"pack-db", runPackDb},
-                  {"recombine", runRecombine}, {"split", runSplit}};
+  } Commands[] = {{"ls", runLs},
+                  {"extract", runExtract},
+                  {"verify", runVerify},
+                  {"pack", runPack},
+                  {"inspect", runInspect},
+                  {"convert", runConvert},
+                  {"merge", runMerge},
+                  {"pack-db", runPackDb},
+                  {"split", runSplit},
+                  {"recombine", runRecombine},
+                  {"split-wheel", runSplitWheel},
+                  {"recombine-wheels", runRecombineWheels}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
