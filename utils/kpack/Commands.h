@@ -28,6 +28,7 @@ int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
 int runMerge();   // Merge.cpp
 int runSplit();   // Split.cpp
+int runRecombine(); // Recombine.cpp
 /// `kpack` invoked as `kpack-convert`: the convert options at top level.
 int runConvertAlias(int Argc, char **Argv); // Convert.cpp
 

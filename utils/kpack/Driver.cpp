@@ -93,7 +93,8 @@ int main(int Argc, char **Argv) {
   } Commands[] = {{"ls", runLs},           {"extract", runExtract},
                   {"verify", runVerify},   {"pack", runPack},
                   {"inspect", runInspect}, {"convert", runConvert},
-                  {"merge", runMerge},     {"split", runSplit}};
+                  {"merge", runMerge},     {"split", runSplit},
+                  {"recombine", runRecombine}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;
