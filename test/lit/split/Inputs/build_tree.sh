@@ -9,12 +9,12 @@
 #   KPACK_OBJ    the build directory (lib/libhip_standin.so, ld.kpack)
 #   ARTIFACT     the artifact directory to create
 set -e
-CXX=$1 INC=$2 OBJ=$3 ARTIFACT=$4
+CXX=$1 INC=$2 OBJ=$(cd "$3" && pwd) ARTIFACT=$4
 shift 4
 SRC=$(cd "$(dirname "$0")" && pwd)
 LIB=$OBJ/lib
 LDKPACK=$OBJ/libexec/kpack/ld.lld
-KEY=$( (echo "$*"; cat "$0" "$SRC"/*.hip "$SRC"/demo.h "$INC"/hip_min.h;
+KEY=$( (echo "$OBJ $*"; cat "$0" "$SRC"/*.hip "$SRC"/demo.h "$INC"/hip_min.h;
         stat -c '%s %Y' "$LDKPACK" "$LIB/libhip_standin.so" "$CXX") |
        sha256sum | cut -c1-16)
 CACHE=$OBJ/test/lit/split/tree-cache
