@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/Split.h"
+#include "kpack/Wrapper.h"
 
 #include "kpack/ArchiveReader.h"
 #include "kpack/ArtifactTree.h"
@@ -221,9 +222,7 @@ static Expected<bool> holdsDeviceCode(StringRef Path, uint64_t Size) {
     Expected<StringRef> Name = Elf->getSectionName(Sec);
     if (!Name)
       return makeError("'" + Path + "': " + toString(Name.takeError()));
-    // kpack/Wrapper.h's HipFatbinSection and FatbinWrapperSection (that
-    // header clashes with kpack/HostBinary.h's WrapperSize).
-    if (*Name == ".hip_fatbin" || *Name == ".hipFatBinSegment")
+    if (*Name == HipFatbinSection || *Name == FatbinWrapperSection)
       return true;
   }
   return false;
