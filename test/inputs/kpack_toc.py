@@ -8,7 +8,11 @@
     compression_scheme zstd-per-kernel
     <key> <arch> ordinal=N [<metadata key>=<value> ...]
 
-usage: toc.py ARCHIVE...  (a small msgpack reader: the tests need no module)
+With --metadata, only "<key> <arch> [<metadata key>=<value> ...]" per entry,
+in the order the TOC stores them (what a writer's ordering tests check).
+
+usage: kpack_toc.py [--metadata] ARCHIVE...  (a small msgpack reader of its
+own, independent of the project's: the tests need no module)
 """
 import struct
 import sys
@@ -62,13 +66,20 @@ class Reader:
         return {self.value(): self.value() for _ in range(n)}
 
 
-def dump(path):
+def dump(path, metadata_only):
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != b"KPAK":
-        sys.exit("toc.py: %s is not a .kpack archive" % path)
+        sys.exit("kpack_toc.py: %s is not a .kpack archive" % path)
     (toc_offset,) = struct.unpack_from("<Q", data, 8)
     toc = Reader(data, toc_offset).value()
+    if metadata_only:
+        # Dicts keep the stored order.
+        for key, arches in toc["toc"].items():
+            for arch, e in arches.items():
+                meta = e.get("metadata", {})
+                print(" ".join([key, arch] + ["%s=%s" % kv for kv in meta.items()]))
+        return
     for field in ("group_name", "gfx_arch_family", "compression_scheme"):
         print(field, toc[field])
     print("gfx_arches", " ".join(toc["gfx_arches"]))
@@ -80,5 +91,7 @@ def dump(path):
                   *("%s=%s" % (k, v) for k, v in meta.items()))
 
 
-for p in sys.argv[1:]:
-    dump(p)
+args = sys.argv[1:]
+metadata_only = bool(args) and args[0] == "--metadata"
+for p in args[metadata_only:]:
+    dump(p, metadata_only)
