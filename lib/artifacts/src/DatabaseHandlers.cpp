@@ -310,6 +310,19 @@ std::optional<RuleMatch> applyRule(const Rule &R, StringRef RelPath) {
 
   RuleMatch M;
   M.Kind = *Kind;
+  // The target named inside the file name: the key is the path below the
+  // anchor with the target taken out of the name.
+  auto targetInFileName =
+      [&](std::optional<TargetSpan> T) -> std::optional<RuleMatch> {
+    if (!T)
+      return std::nullopt;
+    M.TargetId = T->Id;
+    SmallVector<StringRef, 8> Tail(Below.begin(), Below.end());
+    std::string File = removeSpan(FileName, T->Begin, T->End);
+    Tail.back() = File;
+    M.KeyTail = joinPath(Tail);
+    return M;
+  };
   switch (R.Place) {
   case TargetPlace::DirBelowAnchor:
   case TargetPlace::AnyDirBelowAnchor: {
@@ -342,27 +355,10 @@ std::optional<RuleMatch> applyRule(const Rule &R, StringRef RelPath) {
           return FileName.starts_with(Stem);
         }))
       return std::nullopt;
-    std::optional<TargetSpan> T = findTargetId(FileName);
-    if (!T)
-      return std::nullopt;
-    M.TargetId = T->Id;
-    SmallVector<StringRef, 8> Tail(Below.begin(), Below.end());
-    std::string File = removeSpan(FileName, T->Begin, T->End);
-    Tail.back() = File;
-    M.KeyTail = joinPath(Tail);
-    return M;
+    return targetInFileName(findTargetId(FileName));
   }
-  case TargetPlace::ProcessorPrefix: {
-    std::optional<TargetSpan> T = knownProcessorPrefix(FileName);
-    if (!T)
-      return std::nullopt;
-    M.TargetId = T->Id;
-    SmallVector<StringRef, 8> Tail(Below.begin(), Below.end());
-    std::string File = removeSpan(FileName, T->Begin, T->End);
-    Tail.back() = File;
-    M.KeyTail = joinPath(Tail);
-    return M;
-  }
+  case TargetPlace::ProcessorPrefix:
+    return targetInFileName(knownProcessorPrefix(FileName));
   case TargetPlace::SanitizedName: {
     for (StringRef Stem : R.Stems) {
       StringRef Name = FileName;
