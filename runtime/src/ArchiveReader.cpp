@@ -20,8 +20,11 @@ namespace kpack {
 namespace {
 
 constexpr char Magic[4] = {'K', 'P', 'A', 'K'};
-constexpr uint32_t SupportedVersion = 1;
+/// Version 1: FORMAT.md §1; version 2: "zstd-shared-segments"
+/// (docs/format-extensions.md).
+constexpr uint32_t MaxSupportedVersion = 2;
 constexpr uint64_t HeaderSize = 16;
+constexpr const char *SharedSegmentsName = "zstd-shared-segments";
 
 Status invalid(std::string Message) {
   return Status(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
@@ -105,7 +108,49 @@ struct ArchiveReader::FrameChain {
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
   std::vector<unsigned char> Frame;
+  /// A frame's prefix when it spans several segments.
+  std::vector<unsigned char> Prefix;
   ~Decoder() { ZSTD_freeDCtx(Context); }
+};
+
+/// Decoded shared segments. A segment is decoded by the first load that
+/// needs it (loads of other segments proceed in parallel; a second load of
+/// the same one waits for it) and kept until the cache exceeds its budget,
+/// when the least recently used others are dropped; a load holds the ones
+/// it uses until it is done.
+struct ArchiveReader::SegmentCache {
+  struct Slot {
+    std::mutex Load; ///< held while the segment is being decoded
+    std::shared_ptr<const std::vector<unsigned char>> Data; ///< under Mutex
+    uint64_t LastUse = 0;                                   ///< under Mutex
+  };
+  std::vector<std::unique_ptr<Slot>> Slots;
+  std::mutex Mutex;
+  uint64_t Bytes = 0, Clock = 0;
+
+  std::shared_ptr<const std::vector<unsigned char>> cached(Slot &S) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (S.Data)
+      S.LastUse = ++Clock;
+    return S.Data;
+  }
+  void insert(Slot &S, std::shared_ptr<const std::vector<unsigned char>> D) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    Bytes += D->size();
+    S.Data = std::move(D);
+    S.LastUse = ++Clock;
+    while (Bytes > SegmentCacheBytes) {
+      Slot *Oldest = nullptr;
+      for (const std::unique_ptr<Slot> &O : Slots)
+        if (O.get() != &S && O->Data &&
+            (!Oldest || O->LastUse < Oldest->LastUse))
+          Oldest = O.get();
+      if (!Oldest)
+        break;
+      Bytes -= Oldest->Data->size();
+      Oldest->Data.reset();
+    }
+  }
 };
 
 /// Idle decoders, taken and returned under a short lock that is never held
@@ -135,6 +180,8 @@ struct ArchiveReader::DecoderPool {
   void release(std::unique_ptr<Decoder> D) {
     if (D->Frame.capacity() > MaxRetainedFrame)
       std::vector<unsigned char>().swap(D->Frame);
+    if (D->Prefix.capacity() > MaxRetainedFrame)
+      std::vector<unsigned char>().swap(D->Prefix);
     std::lock_guard<std::mutex> Lock(Mutex);
     try {
       Idle.push_back(std::move(D));
@@ -146,11 +193,20 @@ struct ArchiveReader::DecoderPool {
 
 ArchiveReader::ArchiveReader()
     : Chain(std::make_unique<FrameChain>()),
-      Decoders(std::make_unique<DecoderPool>()) {}
+      Decoders(std::make_unique<DecoderPool>()),
+      SegmentData(std::make_unique<SegmentCache>()) {}
 ArchiveReader::~ArchiveReader() = default;
 
 const char *ArchiveReader::schemeName(Scheme S) {
-  return S == Scheme::None ? "none" : "zstd-per-kernel";
+  switch (S) {
+  case Scheme::None:
+    return "none";
+  case Scheme::ZstdPerKernel:
+    return "zstd-per-kernel";
+  case Scheme::ZstdSharedSegments:
+    return SharedSegmentsName;
+  }
+  return "none";
 }
 
 uint64_t ArchiveReader::fileSize() const { return Source->size(); }
@@ -194,9 +250,10 @@ Status ArchiveReader::parse() {
   if (std::memcmp(Header, Magic, sizeof(Magic)) != 0)
     return invalid("bad magic (not a kpack archive)");
   uint32_t Version = readLE32(Header + 4);
-  if (Version != SupportedVersion)
+  if (Version < 1 || Version > MaxSupportedVersion)
     return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                     "unsupported archive version " + std::to_string(Version));
+  FormatVersion = Version;
   uint64_t TocOffset = readLE64(Header + 8);
   if (TocOffset < HeaderSize || TocOffset >= FileSize)
     return invalid("TOC offset " + std::to_string(TocOffset) +
@@ -226,13 +283,14 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
     return invalid("TOC is not a map");
 
   if (const msgpack::object *V = lookup(Root, "format_version")) {
-    uint64_t FormatVersion;
-    if (!asUInt(*V, FormatVersion))
+    uint64_t TocVersion;
+    if (!asUInt(*V, TocVersion))
       return wrongType("TOC 'format_version' is not an unsigned integer");
-    if (FormatVersion != SupportedVersion)
+    if (TocVersion != FormatVersion)
       return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
-                      "unsupported TOC format_version " +
-                          std::to_string(FormatVersion));
+                    "unsupported TOC format_version " +
+                        std::to_string(TocVersion) + " in a version " +
+                        std::to_string(FormatVersion) + " archive");
   }
   if (Status E = requireString(Root, "group_name", false, GroupName))
     return E;
@@ -265,8 +323,11 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
         return invalid(Where + " lies outside the file");
       Blobs.emplace_back(Offset, Length);
     }
-  } else if (SchemeName == "zstd-per-kernel") {
-    CompressionScheme = Scheme::ZstdPerKernel;
+  } else if (SchemeName == "zstd-per-kernel" ||
+             SchemeName == SharedSegmentsName) {
+    CompressionScheme = SchemeName == "zstd-per-kernel"
+                            ? Scheme::ZstdPerKernel
+                            : Scheme::ZstdSharedSegments;
     if (Status E = requireUInt(Root, "zstd_offset", "TOC", ZstdOffset))
       return E;
     if (Status E = requireUInt(Root, "zstd_size", "TOC", ZstdSize))
@@ -277,6 +338,49 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
       return invalid("zstd blob lies outside the file");
   } else {
     return invalid("unknown compression scheme '" + SchemeName + "'");
+  }
+  // An upstream reader would take a version-2 scheme for "none" (FORMAT.md
+  // §1.5), so it only ever comes with header version 2, and only it does.
+  const bool Shared = CompressionScheme == Scheme::ZstdSharedSegments;
+  if (Shared != (FormatVersion == 2))
+    return invalid("compression scheme '" + SchemeName + "' in a version " +
+                   std::to_string(FormatVersion) + " archive");
+  if (Shared) {
+    // docs/format-extensions.md: the segment blob and its frames.
+    if (Status E = requireUInt(Root, "shared_offset", "TOC", SharedOffset))
+      return E;
+    if (Status E = requireUInt(Root, "shared_size", "TOC", SharedSize))
+      return E;
+    if (SharedSize < 4)
+      return invalid("shared segment blob too small for its count");
+    if (!rangeWithin(SharedOffset, SharedSize, FileSize))
+      return invalid("shared segment blob lies outside the file");
+    const msgpack::object *List = lookup(Root, "shared_segments");
+    if (!List)
+      return invalid("TOC lacks 'shared_segments'");
+    if (List->type != msgpack::type::ARRAY)
+      return invalid("TOC 'shared_segments' is not an array");
+    const uint64_t End = SharedOffset + SharedSize;
+    for (uint32_t I = 0; I < List->via.array.size; ++I) {
+      const msgpack::object &Item = List->via.array.ptr[I];
+      const std::string Where = "shared segment " + std::to_string(I);
+      if (Item.type != msgpack::type::MAP)
+        return invalid(Where + " is not a map");
+      Segment S;
+      if (Status E = requireUInt(Item, "frame_offset", Where, S.Offset))
+        return E;
+      if (Status E = requireUInt(Item, "frame_size", Where, S.Size))
+        return E;
+      if (Status E = requireUInt(Item, "original_size", Where, S.OriginalSize))
+        return E;
+      if (S.Offset < SharedOffset + 4 || !rangeWithin(S.Offset, S.Size, End) ||
+          End - S.Offset - S.Size < 4)
+        return invalid(Where + " lies outside the shared segment blob");
+      Segments.push_back(S);
+    }
+    SegmentData->Slots.resize(Segments.size());
+    for (auto &Slot : SegmentData->Slots)
+      Slot = std::make_unique<SegmentCache::Slot>();
   }
 
   const msgpack::object *Toc = lookup(Root, "toc");
@@ -344,6 +448,23 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
               BlobEnd - E.DataOffset - E.StoredSize < 4)
             return invalid(Where + " frame lies outside the zstd blob");
           E.HasDataOffset = E.HasStoredSize = true;
+        }
+        if (const msgpack::object *List = lookup(Fields, "segments")) {
+          if (!Shared)
+            return invalid(Where + " lists shared segments in a '" +
+                           SchemeName + "' archive");
+          if (List->type != msgpack::type::ARRAY)
+            return invalid(Where + " 'segments' is not an array");
+          // Each segment once, ascending: the prefix is then one
+          // concatenation, bounded by the segments' total size.
+          for (uint32_t K = 0; K < List->via.array.size; ++K) {
+            uint64_t Index;
+            if (!asUInt(List->via.array.ptr[K], Index) ||
+                Index >= Segments.size() ||
+                (!E.Segments.empty() && Index <= E.Segments.back()))
+              return invalid(Where + " 'segments' holds an invalid index");
+            E.Segments.push_back(static_cast<uint32_t>(Index));
+          }
         }
       }
       Entries.push_back(std::move(E));
@@ -480,7 +601,32 @@ ArchiveReader::read(const Entry &E,
   Status Err;
   try {
     D = Decoders->acquire();
-    Err = decompressFrame(E, Loc, *D, Allocate);
+    // The prefix: the entry's segments, held until the frame is decoded.
+    std::vector<std::shared_ptr<const std::vector<unsigned char>>> Parts;
+    for (uint32_t Index : E.Segments) {
+      Parts.emplace_back();
+      if ((Err = segment(Index, *D, Parts.back())))
+        break;
+    }
+    const unsigned char *Prefix = nullptr;
+    size_t PrefixSize = 0;
+    if (!Err && Parts.size() == 1) {
+      Prefix = Parts.front()->data();
+      PrefixSize = Parts.front()->size();
+    } else if (!Err && Parts.size() > 1) {
+      for (const auto &P : Parts)
+        PrefixSize += P->size(); // bounded: each segment is in memory
+      D->Prefix.resize(PrefixSize);
+      size_t At = 0;
+      for (const auto &P : Parts) {
+        if (!P->empty())
+          std::memcpy(D->Prefix.data() + At, P->data(), P->size());
+        At += P->size();
+      }
+      Prefix = D->Prefix.data();
+    }
+    if (!Err)
+      Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
   } catch (const std::bad_alloc &) {
     return Status(KPACK_ERROR_OUT_OF_MEMORY,
                     "out of memory reading " + E.Key + "/" + E.Arch);
@@ -489,9 +635,48 @@ ArchiveReader::read(const Entry &E,
   return Err;
 }
 
+Status ArchiveReader::segment(
+    uint32_t Index, Decoder &D,
+    std::shared_ptr<const std::vector<unsigned char>> &Out) const {
+  SegmentCache::Slot &Slot = *SegmentData->Slots[Index];
+  std::lock_guard<std::mutex> Loading(Slot.Load);
+  if ((Out = SegmentData->cached(Slot)))
+    return Status::ok();
+  const Segment &S = Segments[Index];
+  const std::string Where = "shared segment " + std::to_string(Index);
+  std::vector<unsigned char> &Frame = D.Frame;
+  Frame.resize(4 + S.Size);
+  if (Status Err = Source->readAt(S.Offset, Frame.data(), Frame.size()))
+    return Err;
+  if (readLE32(Frame.data()) != S.Size)
+    return invalid(Where + ": frame_offset does not point at its frame");
+  const unsigned char *Src = Frame.data() + 4;
+  unsigned long long Content = ZSTD_getFrameContentSize(Src, S.Size);
+  unsigned long long Bound = ZSTD_decompressBound(Src, S.Size);
+  if (Content == ZSTD_CONTENTSIZE_ERROR ||
+      (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != S.OriginalSize) ||
+      Bound == ZSTD_CONTENTSIZE_ERROR || Bound < S.OriginalSize)
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                  Where + ": corrupt zstd frame or wrong original_size");
+  auto Data = std::make_shared<std::vector<unsigned char>>(
+      static_cast<size_t>(S.OriginalSize));
+  size_t Result = ZSTD_decompressDCtx(D.Context, Data->data(), Data->size(),
+                                      Src, S.Size);
+  if (ZSTD_isError(Result))
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                  Where + ": " + ZSTD_getErrorName(Result));
+  if (Result != S.OriginalSize)
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                  Where + ": decompressed size differs from original_size");
+  Out = Data;
+  SegmentData->insert(Slot, std::move(Data));
+  return Status::ok();
+}
+
 Status ArchiveReader::decompressFrame(
     const Entry &E, const FrameLocation &Loc, Decoder &D,
-    const std::function<void *(size_t)> &Allocate) const {
+    const std::function<void *(size_t)> &Allocate,
+    const unsigned char *Prefix, size_t PrefixSize) const {
   const std::string Where = E.Key + "/" + E.Arch;
   std::vector<unsigned char> &Frame = D.Frame;
   Frame.resize(4 + Loc.Size);
@@ -515,6 +700,13 @@ Status ArchiveReader::decompressFrame(
   void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
   if (!Buffer)
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  // The prefix applies to the next frame only: set it just before it.
+  if (PrefixSize) {
+    size_t Ref = ZSTD_DCtx_refPrefix(D.Context, Prefix, PrefixSize);
+    if (ZSTD_isError(Ref))
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": " + ZSTD_getErrorName(Ref));
+  }
   size_t Result =
       ZSTD_decompressDCtx(D.Context, Buffer, E.OriginalSize, Src, Loc.Size);
   if (ZSTD_isError(Result))

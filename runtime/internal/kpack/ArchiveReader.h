@@ -1,8 +1,11 @@
 //===- kpack/ArchiveReader.h - Lazy .kpack archive reader -------*- C++ -*-===//
 //
-// Reads a .kpack archive (docs/FORMAT.md §1): opening reads and validates the
-// 16-byte header and the msgpack TOC only; reading an entry reads just that
-// entry's bytes (one blob or one zstd frame). Safe on malformed input: every
+// Reads a .kpack archive (docs/FORMAT.md §1, and format version 2 of
+// docs/format-extensions.md): opening reads and validates the 16-byte header
+// and the msgpack TOC only; reading an entry reads just that entry's bytes
+// (one blob or one zstd frame), plus, for "zstd-shared-segments", the shared
+// segments it lists, each decoded once per archive by the first load that
+// needs it and kept in a bounded cache. Safe on malformed input: every
 // failure is an Status, never an exception, abort or out-of-bounds read.
 //
 // Thread safety: all const member functions may run concurrently; reads and
@@ -28,7 +31,7 @@ class ByteSource;
 
 class ArchiveReader {
 public:
-  enum class Scheme { None, ZstdPerKernel };
+  enum class Scheme { None, ZstdPerKernel, ZstdSharedSegments };
 
   /// One code object: the TOC entry toc[Key][Arch].
   struct Entry {
@@ -47,7 +50,20 @@ public:
     /// The entry's "metadata" map (FORMAT.md §1.2), its string-valued pairs
     /// in TOC order; other values are ignored like any unknown field.
     std::vector<std::pair<std::string, std::string>> Metadata;
+    /// "zstd-shared-segments": the shared segments the frame is compressed
+    /// against (its prefix is their concatenation), ascending.
+    std::vector<uint32_t> Segments;
   };
+
+  /// A shared segment ("zstd-shared-segments"): one zstd frame.
+  struct Segment {
+    uint64_t Offset = 0; ///< of the u32 size prefix
+    uint64_t Size = 0;   ///< of the frame
+    uint64_t OriginalSize = 0;
+  };
+
+  /// Decoded segments kept per archive, least recently used dropped first.
+  static constexpr uint64_t SegmentCacheBytes = uint64_t(64) << 20;
 
   static Status open(const std::string &Path,
                        std::unique_ptr<ArchiveReader> &Out);
@@ -61,6 +77,10 @@ public:
   /// The TOC's gfx_arches list, in archive order.
   const std::vector<std::string> &gfxArches() const { return GfxArches; }
   Scheme scheme() const { return CompressionScheme; }
+  /// The header's format version: 1, or 2 for "zstd-shared-segments".
+  uint32_t formatVersion() const { return FormatVersion; }
+  /// The shared segments, in TOC order (empty for other schemes).
+  const std::vector<Segment> &segments() const { return Segments; }
   static const char *schemeName(Scheme S);
   uint64_t fileSize() const;
 
@@ -90,6 +110,7 @@ private:
   struct FrameChain;
   struct Decoder;
   struct DecoderPool;
+  struct SegmentCache;
 
   ArchiveReader();
   Status parse();
@@ -97,19 +118,28 @@ private:
   Status locateFrame(const Entry &E, FrameLocation &Loc) const;
   Status walkFrameChain() const;
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
-                           const std::function<void *(size_t)> &Allocate) const;
+                         const std::function<void *(size_t)> &Allocate,
+                         const unsigned char *Prefix, size_t PrefixSize) const;
+  /// Segment Index decoded (cached).
+  Status segment(uint32_t Index, Decoder &D,
+                 std::shared_ptr<const std::vector<unsigned char>> &Out) const;
 
   std::unique_ptr<ByteSource> Source;
   std::string GroupName;
   std::string GfxArchFamily;
   std::vector<std::string> GfxArches;
   Scheme CompressionScheme = Scheme::None;
+  uint32_t FormatVersion = 1;
   uint64_t ZstdOffset = 0;
   uint64_t ZstdSize = 0;
+  uint64_t SharedOffset = 0;
+  uint64_t SharedSize = 0;
+  std::vector<Segment> Segments;
   std::vector<Entry> Entries;
   std::vector<std::string> BinaryNames;
   std::unique_ptr<FrameChain> Chain;
   std::unique_ptr<DecoderPool> Decoders;
+  std::unique_ptr<SegmentCache> SegmentData;
 };
 
 } // namespace kpack
