@@ -126,7 +126,8 @@ struct ArchiveReader::SegmentCache {
   };
   std::vector<std::unique_ptr<Slot>> Slots;
   std::mutex Mutex;
-  uint64_t Bytes = 0, Clock = 0;
+  uint64_t Bytes = 0, Clock = 0;      ///< under Mutex
+  uint64_t Limit = SegmentCacheBytes; ///< under Mutex
 
   std::shared_ptr<const std::vector<unsigned char>> cached(Slot &S) {
     std::lock_guard<std::mutex> Lock(Mutex);
@@ -139,10 +140,15 @@ struct ArchiveReader::SegmentCache {
     Bytes += D->size();
     S.Data = std::move(D);
     S.LastUse = ++Clock;
-    while (Bytes > SegmentCacheBytes) {
+    trim(&S);
+  }
+  /// Drops least recently used segments other than Keep while over the
+  /// limit. Called with Mutex held.
+  void trim(const Slot *Keep) {
+    while (Bytes > Limit) {
       Slot *Oldest = nullptr;
       for (const std::unique_ptr<Slot> &O : Slots)
-        if (O.get() != &S && O->Data &&
+        if (O.get() != Keep && O->Data &&
             (!Oldest || O->LastUse < Oldest->LastUse))
           Oldest = O.get();
       if (!Oldest)
@@ -196,6 +202,17 @@ ArchiveReader::ArchiveReader()
       Decoders(std::make_unique<DecoderPool>()),
       SegmentData(std::make_unique<SegmentCache>()) {}
 ArchiveReader::~ArchiveReader() = default;
+
+void ArchiveReader::setSegmentCacheLimit(uint64_t Bytes) {
+  std::lock_guard<std::mutex> Lock(SegmentData->Mutex);
+  SegmentData->Limit = Bytes;
+  SegmentData->trim(nullptr);
+}
+
+uint64_t ArchiveReader::cachedSegmentBytes() const {
+  std::lock_guard<std::mutex> Lock(SegmentData->Mutex);
+  return SegmentData->Bytes;
+}
 
 const char *ArchiveReader::schemeName(Scheme S) {
   switch (S) {

@@ -21,13 +21,12 @@ const SchemeOption SchemeOptions[] = {
     {"zstd", ArchiveCompression::ZstdPerKernel,
      "one zstd frame per code object, level 3 (zstd-per-kernel; the default)"},
     {"zstd-long", ArchiveCompression::ZstdPerKernelLong,
-     "release grade: zstd-per-kernel at level 19, a window over the whole "
-     "code object (up to 128 MiB) and long-distance matching; every reader, "
-     "upstream's included, loads it"},
+     "release grade, read by upstream too: zstd-per-kernel at level 19, "
+     "window over the whole code object (up to 128 MiB), long matches"},
     {"zstd-shared", ArchiveCompression::ZstdSharedSegments,
-     "one zstd frame per code object against the content it shares with "
-     "others, stored once per archive (zstd-shared-segments), level 9; "
-     "archive version 2, which upstream readers refuse"},
+     "each code object against the content it shares with others, stored "
+     "once (zstd-shared-segments, level 9; archive version 2, which upstream "
+     "readers refuse)"},
 };
 
 } // namespace

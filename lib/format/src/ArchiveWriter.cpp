@@ -209,6 +209,10 @@ struct FrameParams {
   /// Raw-content prefix the frame is compressed against (shared segments).
   const uint8_t *Prefix = nullptr;
   size_t PrefixSize = 0;
+  /// A content checksum in the frame (shared segments: a frame decoded
+  /// against the wrong prefix still has the right size; the checksum is
+  /// what tells).
+  bool Checksum = false;
 };
 
 /// The largest window any frame gets: 2^27 (128 MiB), what zstd's
@@ -242,7 +246,7 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
   if (Scratch.size() < Bound)
     Scratch.resize(Bound);
   size_t Got;
-  if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize) {
+  if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize && !FP.Checksum) {
     // Upstream's call: the same bytes as its writer for the same level.
     // ZSTD_compressCCtx records the content size in the frame header, which
     // upstream's reader relies on.
@@ -261,6 +265,10 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
     if (FP.Long)
       if (Status S = zstdStatus(ZSTD_CCtx_setParameter(
               Ctx, ZSTD_c_enableLongDistanceMatching, 1)))
+        return S;
+    if (FP.Checksum)
+      if (Status S = zstdStatus(
+              ZSTD_CCtx_setParameter(Ctx, ZSTD_c_checksumFlag, 1)))
         return S;
     if (FP.PrefixSize)
       if (Status S = zstdStatus(
@@ -430,6 +438,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     Out->Params.Level = O.ZstdLevel;
     Out->Params.Long = O.Compression == ArchiveCompression::ZstdPerKernelLong;
     Out->Params.WholeWindow = Out->Shared;
+    Out->Params.Checksum = Out->Shared;
     if (Status S = Out->F.open(J.Path))
       return S;
     uint8_t Header[BlobStart] = {};

@@ -62,7 +62,8 @@ public:
     uint64_t OriginalSize = 0;
   };
 
-  /// Decoded segments kept per archive, least recently used dropped first.
+  /// Decoded segments kept per archive by default, least recently used
+  /// dropped first.
   static constexpr uint64_t SegmentCacheBytes = uint64_t(64) << 20;
 
   static Status open(const std::string &Path,
@@ -81,6 +82,11 @@ public:
   uint32_t formatVersion() const { return FormatVersion; }
   /// The shared segments, in TOC order (empty for other schemes).
   const std::vector<Segment> &segments() const { return Segments; }
+  /// Bytes of decoded segments to keep (SegmentCacheBytes unless set). A
+  /// segment in use by a load is kept regardless.
+  void setSegmentCacheLimit(uint64_t Bytes);
+  /// Bytes of decoded segments kept now.
+  uint64_t cachedSegmentBytes() const;
   static const char *schemeName(Scheme S);
   uint64_t fileSize() const;
 

@@ -136,13 +136,19 @@ struct TestEntry {
 };
 
 struct ArchiveSpec {
-  std::string Scheme = "zstd-per-kernel"; // or "none"
+  /// "zstd-per-kernel", "none", or "zstd-shared-segments" (format version
+  /// 2, docs/format-extensions.md).
+  std::string Scheme = "zstd-per-kernel";
   std::string GroupName = "test";
   std::string Family = "gfx110X";
   std::vector<std::string> Arches = {"gfx1100", "gfx1101"};
   std::vector<TestEntry> Entries;
   bool FrameExtension = false; // write entry fields frame_offset/frame_size
   int ZstdLevel = 3;
+  /// "zstd-shared-segments": the shared segments, and per entry (by index)
+  /// the ones its frame is compressed against (none if absent).
+  std::vector<Bytes> Segments;
+  std::vector<std::vector<uint32_t>> EntrySegments;
 };
 
 /// An archive before serialization: blob bytes (placed at offset 64) and TOC.
@@ -161,11 +167,33 @@ inline void appendLE32(Bytes &Out, uint32_t V) {
     Out.push_back(uint8_t(V >> (8 * I)));
 }
 
+/// One zstd frame of Data at Level, against a raw-content Prefix if given;
+/// with a content checksum when asked (as the writer does for version 2).
+inline Bytes zstdFrame(const Bytes &Data, int Level, const Bytes &Prefix = {},
+                       bool Checksum = false) {
+  Bytes Frame(ZSTD_compressBound(Data.size()));
+  ZSTD_CCtx *C = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(C, ZSTD_c_compressionLevel, Level);
+  ZSTD_CCtx_setParameter(C, ZSTD_c_checksumFlag, Checksum ? 1 : 0);
+  if (!Prefix.empty())
+    ZSTD_CCtx_refPrefix(C, Prefix.data(), Prefix.size());
+  size_t N =
+      ZSTD_compress2(C, Frame.data(), Frame.size(), Data.data(), Data.size());
+  ZSTD_freeCCtx(C);
+  if (ZSTD_isError(N))
+    throw std::runtime_error("ZSTD_compress2 failed");
+  Frame.resize(N);
+  return Frame;
+}
+
 inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
+  const bool Shared = Spec.Scheme == "zstd-shared-segments";
+  const bool Zstd = Spec.Scheme == "zstd-per-kernel" || Shared;
   ArchiveParts Parts;
+  Parts.Version = Shared ? 2 : 1;
   TocValue &Toc = Parts.Toc;
   Toc = TocValue::map();
-  Toc["format_version"] = 1;
+  Toc["format_version"] = Shared ? 2 : 1;
   Toc["group_name"] = Spec.GroupName;
   Toc["gfx_arch_family"] = Spec.Family;
   TocValue Arches = TocValue::array();
@@ -175,7 +203,26 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
   Toc["compression_scheme"] = Spec.Scheme;
   TocValue Index = TocValue::map();
   TocValue Blobs = TocValue::array();
-  if (Spec.Scheme == "zstd-per-kernel")
+  if (Shared) {
+    // The segment blob: count, then size-prefixed frames.
+    TocValue List = TocValue::array();
+    appendLE32(Parts.Blob, uint32_t(Spec.Segments.size()));
+    for (const Bytes &S : Spec.Segments) {
+      Bytes Frame = zstdFrame(S, Spec.ZstdLevel, {}, true);
+      TocValue Seg = TocValue::map();
+      Seg["frame_offset"] = uint64_t(BlobStart + Parts.Blob.size());
+      Seg["frame_size"] = uint64_t(Frame.size());
+      Seg["original_size"] = uint64_t(S.size());
+      List.A.push_back(Seg);
+      appendLE32(Parts.Blob, uint32_t(Frame.size()));
+      Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
+    }
+    Toc["shared_offset"] = BlobStart;
+    Toc["shared_size"] = uint64_t(Parts.Blob.size());
+    Toc["shared_segments"] = List;
+  }
+  const uint64_t KernelStart = BlobStart + Parts.Blob.size();
+  if (Zstd)
     appendLE32(Parts.Blob, uint32_t(Spec.Entries.size()));
   for (size_t Ordinal = 0; Ordinal < Spec.Entries.size(); ++Ordinal) {
     const TestEntry &E = Spec.Entries[Ordinal];
@@ -183,7 +230,23 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
     Fields["type"] = "hsaco";
     Fields["ordinal"] = uint64_t(Ordinal);
     Fields["original_size"] = uint64_t(E.Data.size());
-    if (Spec.Scheme == "zstd-per-kernel") {
+    if (Shared) {
+      Bytes Prefix;
+      TocValue List = TocValue::array();
+      if (Ordinal < Spec.EntrySegments.size())
+        for (uint32_t S : Spec.EntrySegments[Ordinal]) {
+          Prefix.insert(Prefix.end(), Spec.Segments[S].begin(),
+                        Spec.Segments[S].end());
+          List.A.emplace_back(uint64_t(S));
+        }
+      Bytes Frame = zstdFrame(E.Data, Spec.ZstdLevel, Prefix, true);
+      Fields["frame_offset"] = uint64_t(BlobStart + Parts.Blob.size());
+      Fields["frame_size"] = uint64_t(Frame.size());
+      if (!List.A.empty())
+        Fields["segments"] = List;
+      appendLE32(Parts.Blob, uint32_t(Frame.size()));
+      Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
+    } else if (Zstd) {
       Bytes Frame(ZSTD_compressBound(E.Data.size()));
       size_t N = ZSTD_compress(Frame.data(), Frame.size(), E.Data.data(),
                                E.Data.size(), Spec.ZstdLevel);
@@ -205,9 +268,9 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
     }
     Index[E.Key][E.Arch] = Fields;
   }
-  if (Spec.Scheme == "zstd-per-kernel") {
-    Toc["zstd_offset"] = BlobStart;
-    Toc["zstd_size"] = uint64_t(Parts.Blob.size());
+  if (Zstd) {
+    Toc["zstd_offset"] = KernelStart;
+    Toc["zstd_size"] = uint64_t(BlobStart + Parts.Blob.size() - KernelStart);
   } else {
     Toc["blobs"] = Blobs;
   }

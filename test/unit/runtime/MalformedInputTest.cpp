@@ -47,6 +47,43 @@ Bytes withBytes(const std::function<void(Bytes &)> &Edit) {
   return B;
 }
 
+/// Format version 2 ("zstd-shared-segments"): k#0/gfx1100 is compressed
+/// against segments 0 and 1, k#0/gfx1101 against segment 0, k#1 alone;
+/// segment 2 has segment 1's size and other bytes.
+ArchiveSpec sharedSpec() {
+  ArchiveSpec Spec;
+  Spec.Scheme = "zstd-shared-segments";
+  Bytes A = payload("seg-a", 2000), B = payload("seg-b", 1500);
+  auto Cat = [](std::initializer_list<Bytes> Parts) {
+    Bytes Out;
+    for (const Bytes &P : Parts)
+      Out.insert(Out.end(), P.begin(), P.end());
+    return Out;
+  };
+  Spec.Segments = {A, B, payload("seg-c", 1500)};
+  Spec.Entries = {{"k#0", "gfx1100", Cat({A, payload("k0-1100", 800), B})},
+                  {"k#0", "gfx1101", Cat({payload("k0-1101", 500), A})},
+                  {"k#1", "gfx1100", payload("k1-1100", 1000)}};
+  Spec.EntrySegments = {{0, 1}, {0}, {}};
+  return Spec;
+}
+
+Bytes withShared(const std::function<void(ArchiveParts &)> &Edit) {
+  ArchiveParts P = buildParts(sharedSpec());
+  Edit(P);
+  return serialize(P);
+}
+
+/// The shared archive's bytes edited at the file offset of segment 0's u32
+/// size prefix.
+Bytes withSharedBytes(const std::function<void(Bytes &, size_t)> &Edit) {
+  ArchiveParts P = buildParts(sharedSpec());
+  size_t Seg0 = size_t(P.Toc["shared_segments"].A[0]["frame_offset"].U);
+  Bytes B = serialize(P);
+  Edit(B, Seg0);
+  return B;
+}
+
 TocValue &entry(ArchiveParts &P, const char *Key = "k#0",
                 const char *Arch = "gfx1100") {
   return P.Toc["toc"][Key][Arch];
@@ -490,6 +527,221 @@ std::vector<MalformedArchive> malformedArchives() {
              "zstd-per-kernel", true);
        },
        Ok, Invalid});
+  // Format version 2, scheme "zstd-shared-segments": the scheme and the
+  // header version go together (an upstream reader would read the scheme as
+  // "none").
+  C.push_back({"v2_scheme_in_version_1",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Version = 1;
+                   P.Toc["format_version"] = 1;
+                 });
+               },
+               Invalid});
+  C.push_back({"v1_scheme_in_version_2",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Version = 2;
+                   P.Toc["format_version"] = 2;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_toc_format_version_1",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["format_version"] = 1; });
+               },
+               Version});
+  C.push_back({"version_3",
+               [] { return withShared([](ArchiveParts &P) { P.Version = 3; }); },
+               Version});
+  C.push_back({"v2_shared_offset_missing",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc.erase("shared_offset"); });
+               },
+               Invalid});
+  C.push_back({"v2_shared_size_below_count",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["shared_size"] = 3; });
+               },
+               Invalid});
+  C.push_back({"v2_shared_blob_past_eof",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_offset"] = uint64_t(1) << 33;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_shared_size_string",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["shared_size"] = "40"; });
+               },
+               Parse});
+  C.push_back({"v2_segment_list_missing",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc.erase("shared_segments"); });
+               },
+               Invalid});
+  C.push_back({"v2_segment_list_map",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"] = TocValue::map();
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_segment_not_map",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[0] = 5;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_segment_frame_offset_string",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[0]["frame_offset"] = "68";
+                 });
+               },
+               Parse});
+  C.push_back({"v2_segment_original_size_missing",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[1].erase("original_size");
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_segment_before_blob",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[0]["frame_offset"] = 64;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_segment_past_blob",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[1]["frame_size"] = 1 << 20;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_segment_size_wraps",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[0]["frame_size"] =
+                       ~uint64_t(0) - 30;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_entry_segments_map",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::map();
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_entry_segment_past_end",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({0, 3});
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_entry_segments_descending",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({1, 0});
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_entry_segments_repeated",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({0, 0});
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_entry_segment_string",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({"0"});
+                 });
+               },
+               Invalid});
+  C.push_back({"v1_entry_with_segments",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({0});
+                 });
+               },
+               Invalid});
+  // Damage only a load sees: the frame and its prefix disagree, or a
+  // segment's frame is not what the TOC says.
+  C.push_back({"v2_entry_segments_dropped",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { entry(P).erase("segments"); });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_entry_wrong_segment",
+               [] {
+                 // Same prefix length, other bytes: only the frame's
+                 // checksum can tell.
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({0, 2});
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_entry_prefix_of_another",
+               [] {
+                 // k#0/gfx1100 read against segment 0 only.
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["segments"] = TocValue::array({0});
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_original_size_larger",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[0]["original_size"] = 2001;
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_original_size_terabyte",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_segments"].A[1]["original_size"] =
+                       uint64_t(1) << 40;
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_frame_bad_magic",
+               [] {
+                 return withSharedBytes(
+                     [](Bytes &B, size_t Seg0) { B[Seg0 + 4] ^= 0xff; });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_frame_content_flipped",
+               [] {
+                 // A byte near the end of segment 0's frame: the frame
+                 // still parses; its checksum or the entry's catches it.
+                 return withSharedBytes([](Bytes &B, size_t Seg0) {
+                   uint32_t N = B[Seg0] | B[Seg0 + 1] << 8;
+                   B[Seg0 + 4 + N - 8] ^= 0x01;
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_size_prefix_mismatch",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Seg0) {
+                   uint32_t N = B[Seg0] | B[Seg0 + 1] << 8;
+                   putLE32(B, Seg0, N + 1);
+                 });
+               },
+               Ok, Invalid});
   return C;
 }
 
@@ -532,6 +784,21 @@ TEST(MalformedArchive, CorpusIsLarge) {
   EXPECT_GE(malformedArchives().size(), 30u);
 }
 
+// The corpus's version-2 base is itself valid: every entry reads back.
+TEST(MalformedArchive, SharedBaseIsValid) {
+  ArchiveSpec Spec = sharedSpec();
+  Bytes Image = buildArchive(Spec);
+  std::unique_ptr<ArchiveReader> R;
+  ASSERT_FALSE(ArchiveReader::openBytes(Image.data(), Image.size(), R));
+  for (const TestEntry &E : Spec.Entries) {
+    const ArchiveReader::Entry *Found = R->find(E.Key, E.Arch);
+    ASSERT_NE(Found, nullptr);
+    Bytes Out;
+    ASSERT_FALSE(R->read(*Found, Out)) << E.Key << " " << E.Arch;
+    EXPECT_EQ(Out, E.Data);
+  }
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define KPACK_TEST_SANITIZED 1
@@ -566,7 +833,8 @@ TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
   TempDir Dir;
   for (const char *Name :
        {"toc_array_count_huge", "toc_map_count_huge", "toc_str_length_huge",
-        "zstd_count_huge", "zstd_original_size_terabyte"}) {
+        "zstd_count_huge", "zstd_original_size_terabyte",
+        "v2_segment_original_size_terabyte"}) {
     auto It = std::find_if(
         Cases.begin(), Cases.end(),
         [&](const MalformedArchive &C) { return std::string(C.Name) == Name; });
