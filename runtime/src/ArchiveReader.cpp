@@ -108,37 +108,44 @@ struct ArchiveReader::FrameChain {
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
   std::vector<unsigned char> Frame;
-  /// A frame's prefix when it spans several segments.
-  std::vector<unsigned char> Prefix;
+  /// A frame's prefix when its segments are cached apart: uninitialized
+  /// memory (the prefix overwrites it whole), kept between loads.
+  std::unique_ptr<unsigned char[]> Prefix;
+  size_t PrefixCapacity = 0;
   ~Decoder() { ZSTD_freeDCtx(Context); }
 };
 
 /// Decoded shared segments. A segment is decoded by the first load that
 /// needs it (loads of other segments proceed in parallel; a second load of
-/// the same one waits for it) and kept until the cache exceeds its budget,
+/// the same one waits for it) and kept until the cache exceeds its limit,
 /// when the least recently used others are dropped; a load holds the ones
-/// it uses until it is done.
+/// it uses until it is done. The segments a load decodes go to one buffer,
+/// in the order of the entry's list, so that the frame's prefix is built
+/// without copying; the cache keeps views into it.
 struct ArchiveReader::SegmentCache {
   struct Slot {
     std::mutex Load; ///< held while the segment is being decoded
-    std::shared_ptr<const std::vector<unsigned char>> Data; ///< under Mutex
-    uint64_t LastUse = 0;                                   ///< under Mutex
+    std::shared_ptr<const unsigned char> Data; ///< under Mutex
+    uint64_t Size = 0;                         ///< under Mutex
+    uint64_t LastUse = 0;                      ///< under Mutex
   };
-  std::vector<std::unique_ptr<Slot>> Slots;
+  std::unique_ptr<Slot[]> Slots;
+  size_t Count = 0;
   std::mutex Mutex;
   uint64_t Bytes = 0, Clock = 0;      ///< under Mutex
   uint64_t Limit = SegmentCacheBytes; ///< under Mutex
 
-  std::shared_ptr<const std::vector<unsigned char>> cached(Slot &S) {
+  std::shared_ptr<const unsigned char> cached(Slot &S) {
     std::lock_guard<std::mutex> Lock(Mutex);
     if (S.Data)
       S.LastUse = ++Clock;
     return S.Data;
   }
-  void insert(Slot &S, std::shared_ptr<const std::vector<unsigned char>> D) {
+  void insert(Slot &S, std::shared_ptr<const unsigned char> D, uint64_t Size) {
     std::lock_guard<std::mutex> Lock(Mutex);
-    Bytes += D->size();
+    Bytes += Size;
     S.Data = std::move(D);
+    S.Size = Size;
     S.LastUse = ++Clock;
     trim(&S);
   }
@@ -147,13 +154,13 @@ struct ArchiveReader::SegmentCache {
   void trim(const Slot *Keep) {
     while (Bytes > Limit) {
       Slot *Oldest = nullptr;
-      for (const std::unique_ptr<Slot> &O : Slots)
-        if (O.get() != Keep && O->Data &&
-            (!Oldest || O->LastUse < Oldest->LastUse))
-          Oldest = O.get();
+      for (size_t I = 0; I < Count; ++I)
+        if (&Slots[I] != Keep && Slots[I].Data &&
+            (!Oldest || Slots[I].LastUse < Oldest->LastUse))
+          Oldest = &Slots[I];
       if (!Oldest)
         break;
-      Bytes -= Oldest->Data->size();
+      Bytes -= Oldest->Size;
       Oldest->Data.reset();
     }
   }
@@ -186,8 +193,10 @@ struct ArchiveReader::DecoderPool {
   void release(std::unique_ptr<Decoder> D) {
     if (D->Frame.capacity() > MaxRetainedFrame)
       std::vector<unsigned char>().swap(D->Frame);
-    if (D->Prefix.capacity() > MaxRetainedFrame)
-      std::vector<unsigned char>().swap(D->Prefix);
+    if (D->PrefixCapacity > MaxRetainedFrame) {
+      D->Prefix.reset();
+      D->PrefixCapacity = 0;
+    }
     std::lock_guard<std::mutex> Lock(Mutex);
     try {
       Idle.push_back(std::move(D));
@@ -196,6 +205,7 @@ struct ArchiveReader::DecoderPool {
     }
   }
 };
+
 
 ArchiveReader::ArchiveReader()
     : Chain(std::make_unique<FrameChain>()),
@@ -395,9 +405,8 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
         return invalid(Where + " lies outside the shared segment blob");
       Segments.push_back(S);
     }
-    SegmentData->Slots.resize(Segments.size());
-    for (auto &Slot : SegmentData->Slots)
-      Slot = std::make_unique<SegmentCache::Slot>();
+    SegmentData->Slots.reset(new SegmentCache::Slot[Segments.size()]);
+    SegmentData->Count = Segments.size();
   }
 
   const msgpack::object *Toc = lookup(Root, "toc");
@@ -618,30 +627,12 @@ ArchiveReader::read(const Entry &E,
   Status Err;
   try {
     D = Decoders->acquire();
-    // The prefix: the entry's segments, held until the frame is decoded.
-    std::vector<std::shared_ptr<const std::vector<unsigned char>>> Parts;
-    for (uint32_t Index : E.Segments) {
-      Parts.emplace_back();
-      if ((Err = segment(Index, *D, Parts.back())))
-        break;
-    }
     const unsigned char *Prefix = nullptr;
     size_t PrefixSize = 0;
-    if (!Err && Parts.size() == 1) {
-      Prefix = Parts.front()->data();
-      PrefixSize = Parts.front()->size();
-    } else if (!Err && Parts.size() > 1) {
-      for (const auto &P : Parts)
-        PrefixSize += P->size(); // bounded: each segment is in memory
-      D->Prefix.resize(PrefixSize);
-      size_t At = 0;
-      for (const auto &P : Parts) {
-        if (!P->empty())
-          std::memcpy(D->Prefix.data() + At, P->data(), P->size());
-        At += P->size();
-      }
-      Prefix = D->Prefix.data();
-    }
+    // The entry's segments, held until its frame is decoded.
+    std::vector<std::shared_ptr<const unsigned char>> Held;
+    if (!E.Segments.empty())
+      Err = prefixOf(E, *D, Held, Prefix, PrefixSize);
     if (!Err)
       Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
   } catch (const std::bad_alloc &) {
@@ -652,21 +643,16 @@ ArchiveReader::read(const Entry &E,
   return Err;
 }
 
-Status ArchiveReader::segment(
-    uint32_t Index, Decoder &D,
-    std::shared_ptr<const std::vector<unsigned char>> &Out) const {
-  SegmentCache::Slot &Slot = *SegmentData->Slots[Index];
-  std::lock_guard<std::mutex> Loading(Slot.Load);
-  if ((Out = SegmentData->cached(Slot)))
-    return Status::ok();
+Status ArchiveReader::readSegmentFrame(uint32_t Index,
+                                       std::vector<unsigned char> &Frame) const {
   const Segment &S = Segments[Index];
   const std::string Where = "shared segment " + std::to_string(Index);
-  std::vector<unsigned char> &Frame = D.Frame;
   Frame.resize(4 + S.Size);
   if (Status Err = Source->readAt(S.Offset, Frame.data(), Frame.size()))
     return Err;
   if (readLE32(Frame.data()) != S.Size)
     return invalid(Where + ": frame_offset does not point at its frame");
+  // Refuse before allocating if the frame cannot expand to original_size.
   const unsigned char *Src = Frame.data() + 4;
   unsigned long long Content = ZSTD_getFrameContentSize(Src, S.Size);
   unsigned long long Bound = ZSTD_decompressBound(Src, S.Size);
@@ -675,18 +661,87 @@ Status ArchiveReader::segment(
       Bound == ZSTD_CONTENTSIZE_ERROR || Bound < S.OriginalSize)
     return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                   Where + ": corrupt zstd frame or wrong original_size");
-  auto Data = std::make_shared<std::vector<unsigned char>>(
-      static_cast<size_t>(S.OriginalSize));
-  size_t Result = ZSTD_decompressDCtx(D.Context, Data->data(), Data->size(),
-                                      Src, S.Size);
-  if (ZSTD_isError(Result))
-    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                  Where + ": " + ZSTD_getErrorName(Result));
-  if (Result != S.OriginalSize)
-    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                  Where + ": decompressed size differs from original_size");
-  Out = Data;
-  SegmentData->insert(Slot, std::move(Data));
+  return Status::ok();
+}
+
+Status ArchiveReader::prefixOf(
+    const Entry &E, Decoder &D,
+    std::vector<std::shared_ptr<const unsigned char>> &Held,
+    const unsigned char *&Prefix, size_t &PrefixSize) const {
+  // Each segment's load lock, in ascending order (the list is ascending, so
+  // concurrent loads never wait on each other in a cycle).
+  std::vector<std::unique_lock<std::mutex>> Locks;
+  Held.assign(E.Segments.size(), nullptr);
+  bool Contiguous = true;
+  std::vector<std::vector<unsigned char>> Frames(E.Segments.size());
+  uint64_t Total = 0;
+  for (size_t I = 0; I < E.Segments.size(); ++I) {
+    const uint32_t Index = E.Segments[I];
+    SegmentCache::Slot &Slot = SegmentData->Slots[Index];
+    Locks.emplace_back(Slot.Load);
+    Held[I] = SegmentData->cached(Slot);
+    if (!Held[I]) {
+      // Read and checked before anything is allocated for it.
+      if (Status Err = readSegmentFrame(Index, Frames[I]))
+        return Err;
+    }
+    const uint64_t N = Segments[Index].OriginalSize;
+    Contiguous = Contiguous && Held[I] &&
+                 (I == 0 || Held[I].get() == Held[I - 1].get() +
+                                                 Segments[E.Segments[I - 1]]
+                                                     .OriginalSize);
+    if (N > SIZE_MAX / 2 - Total)
+      return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
+    Total += N;
+  }
+  PrefixSize = static_cast<size_t>(Total);
+  if (Contiguous) { // every one cached, back to back
+    Prefix = Held.front().get();
+    return Status::ok();
+  }
+  // Decode what is missing into one new buffer (the cache keeps views into
+  // it), copy what is cached; or, when all are cached but apart, copy them
+  // into the decoder's buffer.
+  bool AllCached = true;
+  for (const auto &H : Held)
+    AllCached = AllCached && H;
+  std::shared_ptr<unsigned char> Buffer;
+  unsigned char *Out;
+  if (AllCached) {
+    if (D.PrefixCapacity < PrefixSize) {
+      D.Prefix.reset(new unsigned char[PrefixSize]);
+      D.PrefixCapacity = PrefixSize;
+    }
+    Out = D.Prefix.get();
+  } else {
+    Buffer.reset(new unsigned char[PrefixSize ? PrefixSize : 1],
+                 std::default_delete<unsigned char[]>());
+    Out = Buffer.get();
+  }
+  size_t At = 0;
+  for (size_t I = 0; I < E.Segments.size(); ++I) {
+    const uint32_t Index = E.Segments[I];
+    const size_t N = static_cast<size_t>(Segments[Index].OriginalSize);
+    if (Held[I]) {
+      if (N)
+        std::memcpy(Out + At, Held[I].get(), N);
+    } else {
+      const std::string Where = "shared segment " + std::to_string(Index);
+      size_t Result = ZSTD_decompressDCtx(D.Context, Out + At, N,
+                                          Frames[I].data() + 4,
+                                          Frames[I].size() - 4);
+      if (ZSTD_isError(Result))
+        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                      Where + ": " + ZSTD_getErrorName(Result));
+      if (Result != N)
+        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                      Where + ": decompressed size differs from original_size");
+      Held[I] = std::shared_ptr<const unsigned char>(Buffer, Out + At);
+      SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
+    }
+    At += N;
+  }
+  Prefix = Out;
   return Status::ok();
 }
 

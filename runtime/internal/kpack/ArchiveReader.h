@@ -126,9 +126,15 @@ private:
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
                          const std::function<void *(size_t)> &Allocate,
                          const unsigned char *Prefix, size_t PrefixSize) const;
-  /// Segment Index decoded (cached).
-  Status segment(uint32_t Index, Decoder &D,
-                 std::shared_ptr<const std::vector<unsigned char>> &Out) const;
+  /// The prefix E's frame is compressed against: its segments, from the
+  /// cache or decoded (and cached). Held keeps them alive while in use.
+  Status prefixOf(const Entry &E, Decoder &D,
+                  std::vector<std::shared_ptr<const unsigned char>> &Held,
+                  const unsigned char *&Prefix, size_t &PrefixSize) const;
+  /// Reads segment Index's frame (with its u32 size prefix) and checks it
+  /// can expand to the segment's original_size.
+  Status readSegmentFrame(uint32_t Index,
+                          std::vector<unsigned char> &Frame) const;
 
   std::unique_ptr<ByteSource> Source;
   std::string GroupName;
