@@ -123,6 +123,11 @@ struct ArchiveReader::Decoder {
 /// in the order of the entry's list, so that the frame's prefix is built
 /// without copying; the cache keeps views into it.
 struct ArchiveReader::SegmentCache {
+  /// The segment index, read once (segmentIndex()).
+  std::once_flag Once;
+  Status IndexResult;
+  SegmentIndex Index;
+
   struct Slot {
     std::mutex Load; ///< held while the segment is being decoded
     std::shared_ptr<const unsigned char> Data; ///< under Mutex
@@ -378,35 +383,18 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
       return E;
     if (Status E = requireUInt(Root, "shared_size", "TOC", SharedSize))
       return E;
-    if (SharedSize < 4)
-      return invalid("shared segment blob too small for its count");
+    if (Status E = requireUInt(Root, "shared_index_offset", "TOC",
+                               SharedIndexOffset))
+      return E;
+    if (Status E =
+            requireUInt(Root, "shared_index_size", "TOC", SharedIndexSize))
+      return E;
     if (!rangeWithin(SharedOffset, SharedSize, FileSize))
       return invalid("shared segment blob lies outside the file");
-    const msgpack::object *List = lookup(Root, "shared_segments");
-    if (!List)
-      return invalid("TOC lacks 'shared_segments'");
-    if (List->type != msgpack::type::ARRAY)
-      return invalid("TOC 'shared_segments' is not an array");
-    const uint64_t End = SharedOffset + SharedSize;
-    for (uint32_t I = 0; I < List->via.array.size; ++I) {
-      const msgpack::object &Item = List->via.array.ptr[I];
-      const std::string Where = "shared segment " + std::to_string(I);
-      if (Item.type != msgpack::type::MAP)
-        return invalid(Where + " is not a map");
-      Segment S;
-      if (Status E = requireUInt(Item, "frame_offset", Where, S.Offset))
-        return E;
-      if (Status E = requireUInt(Item, "frame_size", Where, S.Size))
-        return E;
-      if (Status E = requireUInt(Item, "original_size", Where, S.OriginalSize))
-        return E;
-      if (S.Offset < SharedOffset + 4 || !rangeWithin(S.Offset, S.Size, End) ||
-          End - S.Offset - S.Size < 4)
-        return invalid(Where + " lies outside the shared segment blob");
-      Segments.push_back(S);
-    }
-    SegmentData->Slots.reset(new SegmentCache::Slot[Segments.size()]);
-    SegmentData->Count = Segments.size();
+    if (SharedIndexSize < 12 ||
+        !rangeWithin(SharedIndexOffset, SharedIndexSize, FileSize))
+      return invalid("shared segment index lies outside the file");
+    // The index is read by the first load that needs it.
   }
 
   const msgpack::object *Toc = lookup(Root, "toc");
@@ -474,23 +462,6 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
               BlobEnd - E.DataOffset - E.StoredSize < 4)
             return invalid(Where + " frame lies outside the zstd blob");
           E.HasDataOffset = E.HasStoredSize = true;
-        }
-        if (const msgpack::object *List = lookup(Fields, "segments")) {
-          if (!Shared)
-            return invalid(Where + " lists shared segments in a '" +
-                           SchemeName + "' archive");
-          if (List->type != msgpack::type::ARRAY)
-            return invalid(Where + " 'segments' is not an array");
-          // Each segment once, ascending: the prefix is then one
-          // concatenation, bounded by the segments' total size.
-          for (uint32_t K = 0; K < List->via.array.size; ++K) {
-            uint64_t Index;
-            if (!asUInt(List->via.array.ptr[K], Index) ||
-                Index >= Segments.size() ||
-                (!E.Segments.empty() && Index <= E.Segments.back()))
-              return invalid(Where + " 'segments' holds an invalid index");
-            E.Segments.push_back(static_cast<uint32_t>(Index));
-          }
         }
       }
       Entries.push_back(std::move(E));
@@ -631,8 +602,10 @@ ArchiveReader::read(const Entry &E,
     size_t PrefixSize = 0;
     // The entry's segments, held until its frame is decoded.
     std::vector<std::shared_ptr<const unsigned char>> Held;
-    if (!E.Segments.empty())
-      Err = prefixOf(E, *D, Held, Prefix, PrefixSize);
+    std::vector<uint32_t> List;
+    Err = entrySegments(E, List);
+    if (!Err && !List.empty())
+      Err = prefixOf(List, *D, Held, Prefix, PrefixSize);
     if (!Err)
       Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
   } catch (const std::bad_alloc &) {
@@ -643,57 +616,148 @@ ArchiveReader::read(const Entry &E,
   return Err;
 }
 
-Status ArchiveReader::readSegmentFrame(uint32_t Index,
+Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
+  SegmentCache &C = *SegmentData;
+  std::call_once(C.Once, [&] {
+    if (CompressionScheme != Scheme::ZstdSharedSegments)
+      return;
+    try {
+      // docs/format-extensions.md: u32 segment count S, u32 code-object
+      // count N, S x (u32 frame size, u32 original size), (N + 1) x u32
+      // list start, then the lists of segment numbers.
+      std::vector<unsigned char> Bytes(SharedIndexSize); // within the file
+      if ((C.IndexResult =
+               Source->readAt(SharedIndexOffset, Bytes.data(), Bytes.size())))
+        return;
+      const uint64_t S = readLE32(&Bytes[0]), N = readLE32(&Bytes[4]);
+      const uint64_t Fixed = 8 + 8 * S + 4 * (N + 1);
+      if (Fixed > Bytes.size()) {
+        C.IndexResult = invalid("shared segment index too small for its counts");
+        return;
+      }
+      SegmentIndex Index;
+      Index.Segments.resize(S);
+      uint64_t Pos = SharedOffset;
+      for (uint64_t I = 0; I < S; ++I) {
+        Segment &Seg = Index.Segments[I];
+        Seg.Offset = Pos;
+        Seg.Size = readLE32(&Bytes[8 + 8 * I]);
+        Seg.OriginalSize = readLE32(&Bytes[12 + 8 * I]);
+        Pos += Seg.Size;
+      }
+      if (Pos != SharedOffset + SharedSize) {
+        C.IndexResult = invalid("shared segment frames do not fill their blob");
+        return;
+      }
+      const unsigned char *Starts = &Bytes[8 + 8 * S];
+      Index.ListStart.resize(N + 1);
+      for (uint64_t I = 0; I <= N; ++I) {
+        Index.ListStart[I] = readLE32(Starts + 4 * I);
+        if ((I == 0 && Index.ListStart[0] != 0) ||
+            (I > 0 && Index.ListStart[I] < Index.ListStart[I - 1])) {
+          C.IndexResult = invalid("shared segment lists out of order");
+          return;
+        }
+      }
+      if (Fixed + 4 * uint64_t(Index.ListStart[N]) != Bytes.size()) {
+        C.IndexResult = invalid("shared segment lists do not fill the index");
+        return;
+      }
+      Index.Lists.resize(Index.ListStart[N]);
+      for (uint64_t O = 0; O < N; ++O)
+        for (uint64_t K = Index.ListStart[O]; K < Index.ListStart[O + 1];
+             ++K) {
+          uint32_t Seg = readLE32(&Bytes[Fixed + 4 * K]);
+          // Each segment once, ascending: the prefix is one concatenation,
+          // bounded by the segments' total size.
+          if (Seg >= S ||
+              (K > Index.ListStart[O] && Seg <= Index.Lists[K - 1])) {
+            C.IndexResult = invalid(
+                "shared segment list of code object " + std::to_string(O) +
+                " holds an invalid segment number");
+            return;
+          }
+          Index.Lists[K] = Seg;
+        }
+      C.Slots.reset(new SegmentCache::Slot[S]);
+      C.Count = S;
+      C.Index = std::move(Index);
+    } catch (const std::bad_alloc &) {
+      C.IndexResult = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+  });
+  Out = &C.Index;
+  return C.IndexResult;
+}
+
+Status ArchiveReader::entrySegments(const Entry &E,
+                                    std::vector<uint32_t> &Out) const {
+  Out.clear();
+  if (CompressionScheme != Scheme::ZstdSharedSegments)
+    return Status::ok();
+  const SegmentIndex *Index = nullptr;
+  if (Status Err = segmentIndex(Index))
+    return Err;
+  if (E.Ordinal + 1 >= Index->ListStart.size())
+    return invalid("entry " + E.Key + "/" + E.Arch + " ordinal " +
+                   std::to_string(E.Ordinal) +
+                   " is past the shared segment index");
+  Out.assign(Index->Lists.begin() + Index->ListStart[E.Ordinal],
+             Index->Lists.begin() + Index->ListStart[E.Ordinal + 1]);
+  return Status::ok();
+}
+
+Status ArchiveReader::readSegmentFrame(uint32_t Index, const Segment &S,
                                        std::vector<unsigned char> &Frame) const {
-  const Segment &S = Segments[Index];
   const std::string Where = "shared segment " + std::to_string(Index);
-  Frame.resize(4 + S.Size);
+  Frame.resize(S.Size);
   if (Status Err = Source->readAt(S.Offset, Frame.data(), Frame.size()))
     return Err;
-  if (readLE32(Frame.data()) != S.Size)
-    return invalid(Where + ": frame_offset does not point at its frame");
-  // Refuse before allocating if the frame cannot expand to original_size.
-  const unsigned char *Src = Frame.data() + 4;
-  unsigned long long Content = ZSTD_getFrameContentSize(Src, S.Size);
-  unsigned long long Bound = ZSTD_decompressBound(Src, S.Size);
+  // Refuse before allocating if the frame cannot expand to its size.
+  unsigned long long Content = ZSTD_getFrameContentSize(Frame.data(), S.Size);
+  unsigned long long Bound = ZSTD_decompressBound(Frame.data(), S.Size);
   if (Content == ZSTD_CONTENTSIZE_ERROR ||
       (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != S.OriginalSize) ||
       Bound == ZSTD_CONTENTSIZE_ERROR || Bound < S.OriginalSize)
     return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                  Where + ": corrupt zstd frame or wrong original_size");
+                  Where + ": corrupt zstd frame or wrong original size");
   return Status::ok();
 }
 
 Status ArchiveReader::prefixOf(
-    const Entry &E, Decoder &D,
+    const std::vector<uint32_t> &List, Decoder &D,
     std::vector<std::shared_ptr<const unsigned char>> &Held,
     const unsigned char *&Prefix, size_t &PrefixSize) const {
+  const SegmentIndex *Index = nullptr;
+  if (Status Err = segmentIndex(Index))
+    return Err;
+  const std::vector<Segment> &Segs = Index->Segments;
   // Each segment's load lock, in ascending order (the list is ascending, so
   // concurrent loads never wait on each other in a cycle).
   std::vector<std::unique_lock<std::mutex>> Locks;
-  Held.assign(E.Segments.size(), nullptr);
+  Held.assign(List.size(), nullptr);
   bool Contiguous = true;
-  std::vector<std::vector<unsigned char>> Frames(E.Segments.size());
+  std::vector<std::vector<unsigned char>> Frames(List.size());
   uint64_t Total = 0;
-  for (size_t I = 0; I < E.Segments.size(); ++I) {
-    const uint32_t Index = E.Segments[I];
+  for (size_t I = 0; I < List.size(); ++I) {
+    const uint32_t Index = List[I];
     SegmentCache::Slot &Slot = SegmentData->Slots[Index];
     Locks.emplace_back(Slot.Load);
     Held[I] = SegmentData->cached(Slot);
     if (!Held[I]) {
       // Read and checked before anything is allocated for it.
-      if (Status Err = readSegmentFrame(Index, Frames[I]))
+      if (Status Err = readSegmentFrame(Index, Segs[Index], Frames[I]))
         return Err;
     }
-    const uint64_t N = Segments[Index].OriginalSize;
-    Contiguous = Contiguous && Held[I] &&
-                 (I == 0 || Held[I].get() == Held[I - 1].get() +
-                                                 Segments[E.Segments[I - 1]]
-                                                     .OriginalSize);
-    if (N > SIZE_MAX / 2 - Total)
-      return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
-    Total += N;
+    const uint64_t N = Segs[Index].OriginalSize;
+    Contiguous =
+        Contiguous && Held[I] &&
+        (I == 0 || Held[I].get() == Held[I - 1].get() +
+                                        Segs[List[I - 1]].OriginalSize);
+    Total += N; // at most 2^32 segments of less than 2^32 bytes each
   }
+  if (Total > SIZE_MAX / 2)
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
   PrefixSize = static_cast<size_t>(Total);
   if (Contiguous) { // every one cached, back to back
     Prefix = Held.front().get();
@@ -719,23 +783,23 @@ Status ArchiveReader::prefixOf(
     Out = Buffer.get();
   }
   size_t At = 0;
-  for (size_t I = 0; I < E.Segments.size(); ++I) {
-    const uint32_t Index = E.Segments[I];
-    const size_t N = static_cast<size_t>(Segments[Index].OriginalSize);
+  for (size_t I = 0; I < List.size(); ++I) {
+    const uint32_t Index = List[I];
+    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
     if (Held[I]) {
       if (N)
         std::memcpy(Out + At, Held[I].get(), N);
     } else {
       const std::string Where = "shared segment " + std::to_string(Index);
       size_t Result = ZSTD_decompressDCtx(D.Context, Out + At, N,
-                                          Frames[I].data() + 4,
-                                          Frames[I].size() - 4);
+                                          Frames[I].data(), Frames[I].size());
       if (ZSTD_isError(Result))
         return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
                       Where + ": " + ZSTD_getErrorName(Result));
       if (Result != N)
         return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                      Where + ": decompressed size differs from original_size");
+                      Where + ": decompressed size differs from its original "
+                              "size");
       Held[I] = std::shared_ptr<const unsigned char>(Buffer, Out + At);
       SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
     }

@@ -30,7 +30,12 @@ Expected<ArchiveSummary> summarizeArchive(const ArchiveReader &R,
   }
   S.Entries = R.entries().size();
   S.StoredObjects = Ordinals.size();
-  for (const ArchiveReader::Segment &Seg : R.segments()) {
+  const ArchiveReader::SegmentIndex *Index = nullptr;
+  if (kpack::Status Err = R.segmentIndex(Index))
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + Path + "': " + Err.message());
+  S.SharedSegments = Index->Segments.size();
+  for (const ArchiveReader::Segment &Seg : Index->Segments) {
     S.SharedBytes += Seg.OriginalSize;
     S.SharedStoredBytes += Seg.Size;
   }
@@ -48,7 +53,7 @@ void printArchiveSummary(raw_ostream &OS, const ArchiveSummary &S) {
      << " stored code objects, dedup ratio "
      << format("%.2f", S.dedupRatio()) << ")\n";
   if (R.scheme() == ArchiveReader::Scheme::ZstdSharedSegments)
-    OS << "shared:      " << R.segments().size() << " segments, "
+    OS << "shared:      " << S.SharedSegments << " segments, "
        << S.SharedBytes << " bytes, stored " << S.SharedStoredBytes
        << " bytes\n";
 }
@@ -73,7 +78,7 @@ void jsonArchiveSummary(json::OStream &J, const ArchiveSummary &S) {
   J.attribute("stored_size", S.StoredBytes);
   if (R.scheme() == ArchiveReader::Scheme::ZstdSharedSegments)
     J.attributeObject("shared_segments", [&] {
-      J.attribute("count", uint64_t(R.segments().size()));
+      J.attribute("count", S.SharedSegments);
       J.attribute("original_size", S.SharedBytes);
       J.attribute("stored_size", S.SharedStoredBytes);
     });

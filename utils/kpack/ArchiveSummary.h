@@ -27,7 +27,8 @@ struct ArchiveSummary {
   uint64_t StoredObjects = 0; ///< distinct ordinals
   uint64_t OriginalBytes = 0; ///< of every entry
   uint64_t StoredBytes = 0;   ///< frames or blobs, each ordinal once
-  uint64_t SharedBytes = 0;   ///< shared segments, original size
+  uint64_t SharedSegments = 0; ///< shared segments
+  uint64_t SharedBytes = 0;    ///< their original size
   uint64_t SharedStoredBytes = 0;
 
   /// Entries per stored code object (1.00 without deduplication).

@@ -51,9 +51,10 @@ static Error listArchive() {
             J.attribute("ordinal", E.Ordinal);
             J.attribute("original_size", E.OriginalSize);
             J.attribute("compressed_size", S.StoredSizes[I]);
-            if (!E.Segments.empty())
+            std::vector<uint32_t> Segments;
+            if (!R.entrySegments(E, Segments) && !Segments.empty())
               J.attributeArray("segments", [&] {
-                for (uint32_t Seg : E.Segments)
+                for (uint32_t Seg : Segments)
                   J.value(int64_t(Seg));
               });
             if (!E.Metadata.empty())

@@ -209,10 +209,6 @@ struct FrameParams {
   /// Raw-content prefix the frame is compressed against (shared segments).
   const uint8_t *Prefix = nullptr;
   size_t PrefixSize = 0;
-  /// A content checksum in the frame (shared segments: a frame decoded
-  /// against the wrong prefix still has the right size; the checksum is
-  /// what tells).
-  bool Checksum = false;
 };
 
 /// The largest window any frame gets: 2^27 (128 MiB), what zstd's
@@ -246,7 +242,7 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
   if (Scratch.size() < Bound)
     Scratch.resize(Bound);
   size_t Got;
-  if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize && !FP.Checksum) {
+  if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize) {
     // Upstream's call: the same bytes as its writer for the same level.
     // ZSTD_compressCCtx records the content size in the frame header, which
     // upstream's reader relies on.
@@ -265,10 +261,6 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
     if (FP.Long)
       if (Status S = zstdStatus(ZSTD_CCtx_setParameter(
               Ctx, ZSTD_c_enableLongDistanceMatching, 1)))
-        return S;
-    if (FP.Checksum)
-      if (Status S = zstdStatus(
-              ZSTD_CCtx_setParameter(Ctx, ZSTD_c_checksumFlag, 1)))
         return S;
     if (FP.PrefixSize)
       if (Status S = zstdStatus(
@@ -366,10 +358,46 @@ struct ArchiveWriter::Output {
   AtomicFile F;
   std::vector<Blob> Blobs;
   /// Shared segments: their content and the ones each entry uses (until
-  /// the entries are written), and where their frames are.
+  /// the entries are written), where their frames are, and the index.
   SharedSegments Segments;
   std::vector<Blob> SegmentFrames;
   uint64_t SharedStart = 0, SharedEnd = 0;
+  uint64_t IndexStart = 0, IndexEnd = 0;
+
+  /// The segment index (docs/format-extensions.md), after the code objects,
+  /// once their ordinals and segment lists are known.
+  Status writeSegmentIndex() {
+    std::vector<uint8_t> Index(8 + 8 * SegmentFrames.size() +
+                               4 * (Blobs.size() + 1));
+    writeLE<uint32_t>(&Index[0], static_cast<uint32_t>(SegmentFrames.size()));
+    writeLE<uint32_t>(&Index[4], static_cast<uint32_t>(Blobs.size()));
+    size_t At = 8;
+    for (const Blob &S : SegmentFrames) {
+      writeLE<uint32_t>(&Index[At], static_cast<uint32_t>(S.Size));
+      writeLE<uint32_t>(&Index[At + 4], static_cast<uint32_t>(S.OriginalSize));
+      At += 8;
+    }
+    uint64_t Start = 0;
+    for (size_t O = 0; O <= Blobs.size(); ++O) {
+      writeLE<uint32_t>(&Index[At], static_cast<uint32_t>(Start));
+      At += 4;
+      if (O < Blobs.size())
+        Start += Blobs[O].Segments.size();
+    }
+    if (Start > UINT32_MAX / 4)
+      return Status::error("too many shared segment references");
+    for (const Blob &B : Blobs)
+      for (uint32_t S : B.Segments) {
+        uint8_t Word[4];
+        writeLE<uint32_t>(Word, S);
+        Index.insert(Index.end(), Word, Word + 4);
+      }
+    IndexStart = F.offset();
+    if (Status S = F.write(Index))
+      return S;
+    IndexEnd = F.offset();
+    return Status::ok();
+  }
   /// Where the u32 frame count and the frames of the code objects start.
   uint64_t KernelStart = BlobStart;
   /// Content hash -> ordinals of the blobs with that hash (Deduplicate).
@@ -438,7 +466,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     Out->Params.Level = O.ZstdLevel;
     Out->Params.Long = O.Compression == ArchiveCompression::ZstdPerKernelLong;
     Out->Params.WholeWindow = Out->Shared;
-    Out->Params.Checksum = Out->Shared;
+
     if (Status S = Out->F.open(J.Path))
       return S;
     uint8_t Header[BlobStart] = {};
@@ -633,8 +661,12 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
   for (size_t J = 0; J < Outs.size(); ++J) {
     Output &O = *Outs[J];
     O.Segments.releaseContent();
+    uint64_t KernelEnd = O.F.offset();
+    if (O.Shared)
+      if (Status S = O.writeSegmentIndex())
+        return S;
     uint64_t TocOffset = O.F.offset();
-    if (Status S = O.F.write(O.W->buildToc(O, TocOffset)))
+    if (Status S = O.F.write(O.W->buildToc(O, KernelEnd)))
       return S;
     uint8_t TocField[8];
     writeLE<uint64_t>(TocField, TocOffset);
@@ -679,7 +711,7 @@ std::string kpack::defaultArchFamily(const std::vector<std::string> &Arches) {
 }
 
 std::vector<uint8_t>
-ArchiveWriter::buildToc(const Output &O, uint64_t TocOffset) const {
+ArchiveWriter::buildToc(const Output &O, uint64_t KernelEnd) const {
   const bool Zstd = O.Zstd, Shared = O.Shared;
   const std::vector<Blob> &Blobs = O.Blobs;
   std::vector<std::string> Arches = arches();
@@ -688,7 +720,7 @@ ArchiveWriter::buildToc(const Output &O, uint64_t TocOffset) const {
   // compares TOCs sees the same layout; version 2 adds its keys at the end.
   msgpack::sbuffer Buf;
   msgpack::packer<msgpack::sbuffer> P(Buf);
-  P.pack_map(Shared ? 11 : Zstd ? 8 : 7);
+  P.pack_map(Shared ? 12 : Zstd ? 8 : 7);
   packStr(P, "format_version");
   P.pack_uint32(archiveFormatVersion(Opts.Compression));
   packStr(P, "group_name");
@@ -716,9 +748,7 @@ ArchiveWriter::buildToc(const Output &O, uint64_t TocOffset) const {
       packStr(P, E.Arch);
       // Version 2 readers rely on the frame location.
       bool Frames = Zstd && (Opts.FrameOffsets || Shared);
-      bool Segments = Shared && !B.Segments.empty();
-      P.pack_map(3 + (Frames ? 2 : 0) + (E.Metadata.empty() ? 0 : 1) +
-                 (Segments ? 1 : 0));
+      P.pack_map(3 + (Frames ? 2 : 0) + (E.Metadata.empty() ? 0 : 1));
       packStr(P, "type");
       packStr(P, "hsaco");
       packStr(P, "ordinal");
@@ -739,12 +769,6 @@ ArchiveWriter::buildToc(const Output &O, uint64_t TocOffset) const {
         packStr(P, "frame_size");
         P.pack_uint64(B.Size);
       }
-      if (Segments) {
-        packStr(P, "segments");
-        P.pack_array(static_cast<uint32_t>(B.Segments.size()));
-        for (uint32_t S : B.Segments)
-          P.pack_uint32(S);
-      }
     }
   }
 
@@ -754,23 +778,16 @@ ArchiveWriter::buildToc(const Output &O, uint64_t TocOffset) const {
     packStr(P, "zstd_offset");
     P.pack_uint64(O.KernelStart);
     packStr(P, "zstd_size");
-    P.pack_uint64(TocOffset - O.KernelStart);
+    P.pack_uint64(KernelEnd - O.KernelStart);
     if (Shared) {
       packStr(P, "shared_offset");
       P.pack_uint64(O.SharedStart);
       packStr(P, "shared_size");
       P.pack_uint64(O.SharedEnd - O.SharedStart);
-      packStr(P, "shared_segments");
-      P.pack_array(static_cast<uint32_t>(O.SegmentFrames.size()));
-      for (const Blob &Seg : O.SegmentFrames) {
-        P.pack_map(3);
-        packStr(P, "frame_offset");
-        P.pack_uint64(Seg.Offset);
-        packStr(P, "frame_size");
-        P.pack_uint64(Seg.Size);
-        packStr(P, "original_size");
-        P.pack_uint64(Seg.OriginalSize);
-      }
+      packStr(P, "shared_index_offset");
+      P.pack_uint64(O.IndexStart);
+      packStr(P, "shared_index_size");
+      P.pack_uint64(O.IndexEnd - O.IndexStart);
     }
   } else {
     packStr(P, "blobs");
@@ -861,8 +878,8 @@ Status ArchiveWriter::writeSharedSegments(
     Begin = End;
   }
 
-  // The segments of each archive, compressed in parallel, written in order:
-  // u32 count, then per segment u32 frame size and the frame.
+  // The segments of each archive, compressed in parallel, their frames
+  // written back to back (the index follows the code objects).
   for (size_t J = 0; J < Outs.size(); ++J) {
     Output &O = *Outs[J];
     if (!O.Shared)
@@ -872,6 +889,9 @@ Status ArchiveWriter::writeSharedSegments(
     const size_t Count = O.Segments.size();
     if (Count > UINT32_MAX)
       return Status::error("too many shared segments");
+    for (uint32_t I = 0; I < Count; ++I)
+      if (O.Segments.segmentSize(I) > UINT32_MAX)
+        return Status::error("a shared segment exceeds 4 GiB");
     std::vector<std::vector<uint8_t>> Frames(Count);
     std::vector<Status> Errors(Count);
     std::atomic<size_t> Next{0};
@@ -886,10 +906,6 @@ Status ArchiveWriter::writeSharedSegments(
       ZSTD_freeCCtx(Ctx);
     });
     O.SharedStart = O.F.offset();
-    uint8_t Word[4];
-    writeLE<uint32_t>(Word, static_cast<uint32_t>(Count));
-    if (Status S = O.F.write(Word, sizeof(Word)))
-      return S;
     for (size_t I = 0; I < Count; ++I) {
       if (Errors[I])
         return Errors[I];
@@ -899,9 +915,6 @@ Status ArchiveWriter::writeSharedSegments(
       B.Offset = O.F.offset();
       B.Size = Frames[I].size();
       B.OriginalSize = O.Segments.segmentSize(static_cast<uint32_t>(I));
-      writeLE<uint32_t>(Word, static_cast<uint32_t>(B.Size));
-      if (Status S = O.F.write(Word, sizeof(Word)))
-        return S;
       if (Status S = O.F.write(Frames[I]))
         return S;
       std::vector<uint8_t>().swap(Frames[I]);

@@ -3,9 +3,10 @@
 // Reads a .kpack archive (docs/FORMAT.md §1, and format version 2 of
 // docs/format-extensions.md): opening reads and validates the 16-byte header
 // and the msgpack TOC only; reading an entry reads just that entry's bytes
-// (one blob or one zstd frame), plus, for "zstd-shared-segments", the shared
-// segments it lists, each decoded once per archive by the first load that
-// needs it and kept in a bounded cache. Safe on malformed input: every
+// (one blob or one zstd frame), plus, for "zstd-shared-segments", the
+// archive's segment index (read once, by the first load) and the shared
+// segments the entry's frame is compressed against, each decoded once per
+// archive by the first load that needs it and kept in a bounded cache. Safe on malformed input: every
 // failure is an Status, never an exception, abort or out-of-bounds read.
 //
 // Thread safety: all const member functions may run concurrently; reads and
@@ -50,14 +51,11 @@ public:
     /// The entry's "metadata" map (FORMAT.md §1.2), its string-valued pairs
     /// in TOC order; other values are ignored like any unknown field.
     std::vector<std::pair<std::string, std::string>> Metadata;
-    /// "zstd-shared-segments": the shared segments the frame is compressed
-    /// against (its prefix is their concatenation), ascending.
-    std::vector<uint32_t> Segments;
   };
 
   /// A shared segment ("zstd-shared-segments"): one zstd frame.
   struct Segment {
-    uint64_t Offset = 0; ///< of the u32 size prefix
+    uint64_t Offset = 0; ///< of the frame
     uint64_t Size = 0;   ///< of the frame
     uint64_t OriginalSize = 0;
   };
@@ -80,8 +78,21 @@ public:
   Scheme scheme() const { return CompressionScheme; }
   /// The header's format version: 1, or 2 for "zstd-shared-segments".
   uint32_t formatVersion() const { return FormatVersion; }
-  /// The shared segments, in TOC order (empty for other schemes).
-  const std::vector<Segment> &segments() const { return Segments; }
+  /// "zstd-shared-segments": the shared segments and, per stored code object
+  /// (ordinal), the ones its frame is compressed against.
+  struct SegmentIndex {
+    std::vector<Segment> Segments;
+    /// Ordinal O's segments are Lists[ListStart[O] .. ListStart[O + 1]),
+    /// ascending; ListStart has one element more than there are ordinals.
+    std::vector<uint32_t> ListStart;
+    std::vector<uint32_t> Lists;
+  };
+  /// The segment index (empty for other schemes), read and validated by the
+  /// first call or the first load that needs it.
+  Status segmentIndex(const SegmentIndex *&Out) const;
+  /// The segments E's frame is compressed against, ascending (none for
+  /// other schemes).
+  Status entrySegments(const Entry &E, std::vector<uint32_t> &Out) const;
   /// Bytes of decoded segments to keep (SegmentCacheBytes unless set). A
   /// segment in use by a load is kept regardless.
   void setSegmentCacheLimit(uint64_t Bytes);
@@ -126,14 +137,13 @@ private:
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
                          const std::function<void *(size_t)> &Allocate,
                          const unsigned char *Prefix, size_t PrefixSize) const;
-  /// The prefix E's frame is compressed against: its segments, from the
-  /// cache or decoded (and cached). Held keeps them alive while in use.
-  Status prefixOf(const Entry &E, Decoder &D,
+  /// The prefix a frame is compressed against: its segments (List), from
+  /// the cache or decoded (and cached). Held keeps them alive while in use.
+  Status prefixOf(const std::vector<uint32_t> &List, Decoder &D,
                   std::vector<std::shared_ptr<const unsigned char>> &Held,
                   const unsigned char *&Prefix, size_t &PrefixSize) const;
-  /// Reads segment Index's frame (with its u32 size prefix) and checks it
-  /// can expand to the segment's original_size.
-  Status readSegmentFrame(uint32_t Index,
+  /// Reads segment S's frame and checks it can expand to its original size.
+  Status readSegmentFrame(uint32_t Index, const Segment &S,
                           std::vector<unsigned char> &Frame) const;
 
   std::unique_ptr<ByteSource> Source;
@@ -146,7 +156,8 @@ private:
   uint64_t ZstdSize = 0;
   uint64_t SharedOffset = 0;
   uint64_t SharedSize = 0;
-  std::vector<Segment> Segments;
+  uint64_t SharedIndexOffset = 0;
+  uint64_t SharedIndexSize = 0;
   std::vector<Entry> Entries;
   std::vector<std::string> BinaryNames;
   std::unique_ptr<FrameChain> Chain;

@@ -398,18 +398,23 @@ TEST_F(ArchiveWriterTest, SharedSegmentsOutputIndependentOfThreadsAndBatching) {
   }
   ASSERT_GE(First.size(), 72u);
   EXPECT_EQ(std::string(First.begin(), First.begin() + 4), "KPAK");
-  EXPECT_EQ(First[4], 2);                // header version
-  EXPECT_EQ(First[64], FirstStats.SharedSegments); // segment count first
+  EXPECT_EQ(First[4], 2); // header version
   EXPECT_GE(FirstStats.SharedSegments, 1u);
   EXPECT_GE(FirstStats.SharedBytes, 35000u);
   EXPECT_EQ(FirstStats.Entries, 24u);
-  // The TOC: version 2, the scheme, the shared blob's keys at the end.
+  // The first segment's frame opens the blob section.
+  EXPECT_EQ(First[64] | First[65] << 8 | First[66] << 16 |
+                uint32_t(First[67]) << 24,
+            ZSTD_MAGICNUMBER);
+  // The TOC: the scheme, then the shared blob's and index's keys at the end;
+  // entries carry no segment lists (the index does).
   std::string Text(First.begin(), First.end());
-  EXPECT_NE(Text.find("zstd-shared-segments"), std::string::npos);
-  size_t Scheme = Text.find("compression_scheme"),
-         SharedList = Text.find("shared_segments");
-  EXPECT_LT(Scheme, SharedList);
-  EXPECT_NE(Text.find("segments"), std::string::npos);
+  size_t Scheme = Text.find("zstd-shared-segments"),
+         Index = Text.find("shared_index_offset");
+  ASSERT_NE(Scheme, std::string::npos);
+  ASSERT_NE(Index, std::string::npos);
+  EXPECT_LT(Scheme, Index);
+  EXPECT_EQ(Text.find("\xa8segments"), std::string::npos);
 }
 
 // The release grade stays version 1 and zstd-per-kernel, readable the way

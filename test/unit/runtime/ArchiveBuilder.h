@@ -167,14 +167,11 @@ inline void appendLE32(Bytes &Out, uint32_t V) {
     Out.push_back(uint8_t(V >> (8 * I)));
 }
 
-/// One zstd frame of Data at Level, against a raw-content Prefix if given;
-/// with a content checksum when asked (as the writer does for version 2).
-inline Bytes zstdFrame(const Bytes &Data, int Level, const Bytes &Prefix = {},
-                       bool Checksum = false) {
+/// One zstd frame of Data at Level, against a raw-content Prefix if given.
+inline Bytes zstdFrame(const Bytes &Data, int Level, const Bytes &Prefix = {}) {
   Bytes Frame(ZSTD_compressBound(Data.size()));
   ZSTD_CCtx *C = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(C, ZSTD_c_compressionLevel, Level);
-  ZSTD_CCtx_setParameter(C, ZSTD_c_checksumFlag, Checksum ? 1 : 0);
   if (!Prefix.empty())
     ZSTD_CCtx_refPrefix(C, Prefix.data(), Prefix.size());
   size_t N =
@@ -203,23 +200,31 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
   Toc["compression_scheme"] = Spec.Scheme;
   TocValue Index = TocValue::map();
   TocValue Blobs = TocValue::array();
+  // Version 2: the segment frames first; their index follows the code
+  // objects.
+  Bytes SegmentIndex;
   if (Shared) {
-    // The segment blob: count, then size-prefixed frames.
-    TocValue List = TocValue::array();
-    appendLE32(Parts.Blob, uint32_t(Spec.Segments.size()));
+    appendLE32(SegmentIndex, uint32_t(Spec.Segments.size()));
+    appendLE32(SegmentIndex, uint32_t(Spec.Entries.size()));
     for (const Bytes &S : Spec.Segments) {
-      Bytes Frame = zstdFrame(S, Spec.ZstdLevel, {}, true);
-      TocValue Seg = TocValue::map();
-      Seg["frame_offset"] = uint64_t(BlobStart + Parts.Blob.size());
-      Seg["frame_size"] = uint64_t(Frame.size());
-      Seg["original_size"] = uint64_t(S.size());
-      List.A.push_back(Seg);
-      appendLE32(Parts.Blob, uint32_t(Frame.size()));
+      Bytes Frame = zstdFrame(S, Spec.ZstdLevel);
+      appendLE32(SegmentIndex, uint32_t(Frame.size()));
+      appendLE32(SegmentIndex, uint32_t(S.size()));
       Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
     }
+    Bytes Lists;
+    uint32_t Start = 0;
+    for (size_t O = 0; O <= Spec.Entries.size(); ++O) {
+      appendLE32(SegmentIndex, Start);
+      if (O < Spec.EntrySegments.size() && O < Spec.Entries.size())
+        for (uint32_t S : Spec.EntrySegments[O]) {
+          appendLE32(Lists, S);
+          ++Start;
+        }
+    }
+    SegmentIndex.insert(SegmentIndex.end(), Lists.begin(), Lists.end());
     Toc["shared_offset"] = BlobStart;
     Toc["shared_size"] = uint64_t(Parts.Blob.size());
-    Toc["shared_segments"] = List;
   }
   const uint64_t KernelStart = BlobStart + Parts.Blob.size();
   if (Zstd)
@@ -232,18 +237,13 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
     Fields["original_size"] = uint64_t(E.Data.size());
     if (Shared) {
       Bytes Prefix;
-      TocValue List = TocValue::array();
       if (Ordinal < Spec.EntrySegments.size())
-        for (uint32_t S : Spec.EntrySegments[Ordinal]) {
+        for (uint32_t S : Spec.EntrySegments[Ordinal])
           Prefix.insert(Prefix.end(), Spec.Segments[S].begin(),
                         Spec.Segments[S].end());
-          List.A.emplace_back(uint64_t(S));
-        }
-      Bytes Frame = zstdFrame(E.Data, Spec.ZstdLevel, Prefix, true);
+      Bytes Frame = zstdFrame(E.Data, Spec.ZstdLevel, Prefix);
       Fields["frame_offset"] = uint64_t(BlobStart + Parts.Blob.size());
       Fields["frame_size"] = uint64_t(Frame.size());
-      if (!List.A.empty())
-        Fields["segments"] = List;
       appendLE32(Parts.Blob, uint32_t(Frame.size()));
       Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
     } else if (Zstd) {
@@ -271,7 +271,14 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
   if (Zstd) {
     Toc["zstd_offset"] = KernelStart;
     Toc["zstd_size"] = uint64_t(BlobStart + Parts.Blob.size() - KernelStart);
-  } else {
+  }
+  if (Shared) {
+    Toc["shared_index_offset"] = uint64_t(BlobStart + Parts.Blob.size());
+    Toc["shared_index_size"] = uint64_t(SegmentIndex.size());
+    Parts.Blob.insert(Parts.Blob.end(), SegmentIndex.begin(),
+                      SegmentIndex.end());
+  }
+  if (!Zstd) {
     Toc["blobs"] = Blobs;
   }
   Toc["toc"] = Index;

@@ -74,14 +74,24 @@ Bytes withShared(const std::function<void(ArchiveParts &)> &Edit) {
   return serialize(P);
 }
 
-/// The shared archive's bytes edited at the file offset of segment 0's u32
-/// size prefix.
+// sharedSpec()'s segment frames start at 64; its index (three segments,
+// three code objects) is: counts, the (frame size, original size) table,
+// four list starts, then the lists {0, 1}, {0}.
+constexpr size_t SegFrame0At = 64;
+constexpr size_t IndexTable = 8, IndexStarts = 8 + 3 * 8,
+                 IndexLists = IndexStarts + 4 * 4;
+
+/// The shared archive's bytes, edited given the file offset of its index.
 Bytes withSharedBytes(const std::function<void(Bytes &, size_t)> &Edit) {
   ArchiveParts P = buildParts(sharedSpec());
-  size_t Seg0 = size_t(P.Toc["shared_segments"].A[0]["frame_offset"].U);
+  size_t Index = size_t(P.Toc["shared_index_offset"].U);
   Bytes B = serialize(P);
-  Edit(B, Seg0);
+  Edit(B, Index);
   return B;
+}
+
+uint32_t getLE32(const Bytes &B, size_t At) {
+  return B[At] | B[At + 1] << 8 | B[At + 2] << 16 | uint32_t(B[At + 3]) << 24;
 }
 
 TocValue &entry(ArchiveParts &P, const char *Key = "k#0",
@@ -561,12 +571,6 @@ std::vector<MalformedArchive> malformedArchives() {
                      [](ArchiveParts &P) { P.Toc.erase("shared_offset"); });
                },
                Invalid});
-  C.push_back({"v2_shared_size_below_count",
-               [] {
-                 return withShared(
-                     [](ArchiveParts &P) { P.Toc["shared_size"] = 3; });
-               },
-               Invalid});
   C.push_back({"v2_shared_blob_past_eof",
                [] {
                  return withShared([](ArchiveParts &P) {
@@ -580,168 +584,163 @@ std::vector<MalformedArchive> malformedArchives() {
                      [](ArchiveParts &P) { P.Toc["shared_size"] = "40"; });
                },
                Parse});
-  C.push_back({"v2_segment_list_missing",
+  C.push_back({"v2_index_offset_missing",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc.erase("shared_index_offset");
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_index_past_eof",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_index_size"] = uint64_t(1) << 20;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_index_below_counts",
                [] {
                  return withShared(
-                     [](ArchiveParts &P) { P.Toc.erase("shared_segments"); });
+                     [](ArchiveParts &P) { P.Toc["shared_index_size"] = 8; });
                },
                Invalid});
-  C.push_back({"v2_segment_list_map",
+  // The index, read by the first load that needs it.
+  C.push_back({"v2_index_segment_count_huge",
                [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index, 0xffffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_index_code_object_count_huge",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + 4, 0x7fffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_index_size_too_large",
+               [] {
+                 // The lists no longer end the index.
                  return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"] = TocValue::map();
+                   P.Toc["shared_index_size"].U += 4;
                  });
                },
-               Invalid});
-  C.push_back({"v2_segment_not_map",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[0] = 5;
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_segment_frame_offset_string",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[0]["frame_offset"] = "68";
-                 });
-               },
-               Parse});
-  C.push_back({"v2_segment_original_size_missing",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[1].erase("original_size");
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_segment_before_blob",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[0]["frame_offset"] = 64;
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_segment_past_blob",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[1]["frame_size"] = 1 << 20;
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_segment_size_wraps",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[0]["frame_size"] =
-                       ~uint64_t(0) - 30;
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_entry_segments_map",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::map();
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_entry_segment_past_end",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({0, 3});
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_entry_segments_descending",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({1, 0});
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_entry_segments_repeated",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({0, 0});
-                 });
-               },
-               Invalid});
-  C.push_back({"v2_entry_segment_string",
-               [] {
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({"0"});
-                 });
-               },
-               Invalid});
-  C.push_back({"v1_entry_with_segments",
-               [] {
-                 return withParts([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({0});
-                 });
-               },
-               Invalid});
-  // Damage only a load sees: the frame and its prefix disagree, or a
-  // segment's frame is not what the TOC says.
-  C.push_back({"v2_entry_segments_dropped",
+               Ok, Invalid});
+  C.push_back({"v2_frames_short_of_blob",
                [] {
                  return withShared(
-                     [](ArchiveParts &P) { entry(P).erase("segments"); });
+                     [](ArchiveParts &P) { P.Toc["shared_size"].U += 1; });
                },
-               Ok, Decompress});
-  C.push_back({"v2_entry_wrong_segment",
+               Ok, Invalid});
+  C.push_back({"v2_frame_past_blob",
                [] {
-                 // Same prefix length, other bytes: only the frame's
-                 // checksum can tell.
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({0, 2});
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable, 0x7fffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_starts_out_of_order",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 3); // 0, 3, 3, 3
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_first_start_not_zero",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts, 1);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_descending",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists, 1);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_repeated",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists + 4, 0);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_segment_past_count",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists + 4, 3);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_ordinal_past_index",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = 3; });
+               },
+               Ok, Invalid});
+  // Frames and prefixes that disagree. The lists are {0, 1}, {0}, {} at
+  // starts 0, 2, 3, 3; the edits keep three list words.
+  C.push_back({"v2_list_dropped",
+               [] {
+                 // k#0/gfx1100 without its prefix: {}, {0}, {0, 1}.
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 0);
+                   putLE32(B, Index + IndexStarts + 8, 1);
+                   putLE32(B, Index + IndexLists, 0);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                   putLE32(B, Index + IndexLists + 8, 1);
                  });
                },
                Ok, Decompress});
-  C.push_back({"v2_entry_prefix_of_another",
+  C.push_back({"v2_list_shortened",
                [] {
-                 // k#0/gfx1100 read against segment 0 only.
-                 return withShared([](ArchiveParts &P) {
-                   entry(P)["segments"] = TocValue::array({0});
+                 // k#0/gfx1100 against segment 0 only: {0}, {0}, {1}; its
+                 // frame refers past the shorter prefix.
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 1);
+                   putLE32(B, Index + IndexStarts + 8, 2);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                   putLE32(B, Index + IndexLists + 8, 1);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_frame_size_shrunk",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   // Segment 0 one byte shorter, segment 1 one longer: the
+                   // frames still fill the blob.
+                   putLE32(B, Index + IndexTable,
+                           getLE32(B, Index + IndexTable) - 1);
+                   putLE32(B, Index + IndexTable + 8,
+                           getLE32(B, Index + IndexTable + 8) + 1);
                  });
                },
                Ok, Decompress});
   C.push_back({"v2_segment_original_size_larger",
                [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[0]["original_size"] = 2001;
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable + 4,
+                           getLE32(B, Index + IndexTable + 4) + 1);
                  });
                },
                Ok, Decompress});
-  C.push_back({"v2_segment_original_size_terabyte",
+  C.push_back({"v2_segment_original_size_huge",
                [] {
-                 return withShared([](ArchiveParts &P) {
-                   P.Toc["shared_segments"].A[1]["original_size"] =
-                       uint64_t(1) << 40;
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable + 12, 0xffffffff);
                  });
                },
                Ok, Decompress});
   C.push_back({"v2_segment_frame_bad_magic",
                [] {
                  return withSharedBytes(
-                     [](Bytes &B, size_t Seg0) { B[Seg0 + 4] ^= 0xff; });
+                     [](Bytes &B, size_t) { B[SegFrame0At] ^= 0xff; });
                },
                Ok, Decompress});
-  C.push_back({"v2_segment_frame_content_flipped",
-               [] {
-                 // A byte near the end of segment 0's frame: the frame
-                 // still parses; its checksum or the entry's catches it.
-                 return withSharedBytes([](Bytes &B, size_t Seg0) {
-                   uint32_t N = B[Seg0] | B[Seg0 + 1] << 8;
-                   B[Seg0 + 4 + N - 8] ^= 0x01;
-                 });
-               },
-               Ok, Decompress});
-  C.push_back({"v2_segment_size_prefix_mismatch",
-               [] {
-                 return withSharedBytes([](Bytes &B, size_t Seg0) {
-                   uint32_t N = B[Seg0] | B[Seg0 + 1] << 8;
-                   putLE32(B, Seg0, N + 1);
-                 });
-               },
-               Ok, Invalid});
   return C;
 }
 
@@ -834,7 +833,7 @@ TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
   for (const char *Name :
        {"toc_array_count_huge", "toc_map_count_huge", "toc_str_length_huge",
         "zstd_count_huge", "zstd_original_size_terabyte",
-        "v2_segment_original_size_terabyte"}) {
+        "v2_segment_original_size_huge"}) {
     auto It = std::find_if(
         Cases.begin(), Cases.end(),
         [&](const MalformedArchive &C) { return std::string(C.Name) == Name; });

@@ -184,13 +184,17 @@ TEST(WriterInteropShared, SegmentsHoldTheCommonContent) {
   ASSERT_FALSE(kpack::ArchiveReader::open(Path, R));
   EXPECT_EQ(R->formatVersion(), 2u);
   EXPECT_EQ(R->scheme(), kpack::ArchiveReader::Scheme::ZstdSharedSegments);
-  EXPECT_EQ(R->segments().size(), Shared.SharedSegments);
+  const kpack::ArchiveReader::SegmentIndex *Index = nullptr;
+  ASSERT_FALSE(R->segmentIndex(Index));
+  EXPECT_EQ(Index->Segments.size(), Shared.SharedSegments);
   kpack_archive_t A = nullptr;
   ASSERT_EQ(kpack_open(Path.c_str(), &A), KPACK_SUCCESS);
   for (const TestEntry &E : Entries) {
     const kpack::ArchiveReader::Entry *Found = R->find(E.Key, E.Arch);
     ASSERT_NE(Found, nullptr);
-    EXPECT_FALSE(Found->Segments.empty()) << E.Key << " " << E.Arch;
+    std::vector<uint32_t> Segments;
+    ASSERT_FALSE(R->entrySegments(*Found, Segments));
+    EXPECT_FALSE(Segments.empty()) << E.Key << " " << E.Arch;
     std::vector<uint8_t> Out;
     kpack::Status Err = R->read(*Found, Out);
     ASSERT_FALSE(Err) << Err.message();

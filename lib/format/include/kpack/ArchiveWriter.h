@@ -196,7 +196,7 @@ private:
   std::vector<std::vector<size_t>> KeyEntries;
   std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
 
-  std::vector<uint8_t> buildToc(const Output &O, uint64_t TocOffset) const;
+  std::vector<uint8_t> buildToc(const Output &O, uint64_t KernelEnd) const;
   /// The shared-segments analysis of every such output (a first pass over
   /// the sources), then their segments written (SharedSegments.cpp hooks).
   static Status writeSharedSegments(
