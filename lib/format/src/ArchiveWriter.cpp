@@ -363,10 +363,20 @@ struct ArchiveWriter::Output {
   std::vector<Blob> SegmentFrames;
   uint64_t SharedStart = 0, SharedEnd = 0;
   uint64_t IndexStart = 0, IndexEnd = 0;
+  /// Where the u32 frame count and the frames of the code objects start.
+  uint64_t KernelStart = BlobStart;
+  /// Content hash -> ordinals of the blobs with that hash (Deduplicate).
+  std::unordered_multimap<uint64_t, uint64_t> ByHash;
+  uint64_t Deduplicated = 0;
 
   /// The segment index (docs/format-extensions.md), after the code objects,
   /// once their ordinals and segment lists are known.
   Status writeSegmentIndex() {
+    uint64_t References = 0;
+    for (const Blob &B : Blobs)
+      References += B.Segments.size();
+    if (Blobs.size() >= UINT32_MAX || References > UINT32_MAX / 4)
+      return Status::error("too many shared segment references");
     std::vector<uint8_t> Index(8 + 8 * SegmentFrames.size() +
                                4 * (Blobs.size() + 1));
     writeLE<uint32_t>(&Index[0], static_cast<uint32_t>(SegmentFrames.size()));
@@ -384,8 +394,6 @@ struct ArchiveWriter::Output {
       if (O < Blobs.size())
         Start += Blobs[O].Segments.size();
     }
-    if (Start > UINT32_MAX / 4)
-      return Status::error("too many shared segment references");
     for (const Blob &B : Blobs)
       for (uint32_t S : B.Segments) {
         uint8_t Word[4];
@@ -398,11 +406,6 @@ struct ArchiveWriter::Output {
     IndexEnd = F.offset();
     return Status::ok();
   }
-  /// Where the u32 frame count and the frames of the code objects start.
-  uint64_t KernelStart = BlobStart;
-  /// Content hash -> ordinals of the blobs with that hash (Deduplicate).
-  std::unordered_multimap<uint64_t, uint64_t> ByHash;
-  uint64_t Deduplicated = 0;
 
   /// The original bytes of stored blob Ordinal, read back from the file.
   Status storedContent(uint64_t Ordinal, std::vector<uint8_t> &Out) {
@@ -466,7 +469,6 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     Out->Params.Level = O.ZstdLevel;
     Out->Params.Long = O.Compression == ArchiveCompression::ZstdPerKernelLong;
     Out->Params.WholeWindow = Out->Shared;
-
     if (Status S = Out->F.open(J.Path))
       return S;
     uint8_t Header[BlobStart] = {};
