@@ -45,8 +45,9 @@ TEST(ChunkContent, CoversTheInputInBoundedChunks) {
   for (size_t I = 0; I < Chunks.size(); ++I) {
     EXPECT_EQ(Chunks[I].Offset, At);
     EXPECT_LE(Chunks[I].Size, 4096u);
-    if (I + 1 < Chunks.size())
+    if (I + 1 < Chunks.size()) {
       EXPECT_GE(Chunks[I].Size, 64u);
+    }
     At += Chunks[I].Size;
   }
   EXPECT_EQ(At, Data.size());
@@ -193,8 +194,9 @@ TEST(SharedContentIndex, LimitsBoundTheSegments) {
   Chunks.MaxChunks = 10; // the first item's first chunks only
   SharedSegments FewChunks = Build(Chunks);
   EXPECT_LE(FewChunks.size(), 1u);
-  if (FewChunks.size())
+  if (FewChunks.size()) {
     EXPECT_LE(FewChunks.segmentSize(0), 10u * 4096);
+  }
 }
 
 } // namespace
