@@ -157,7 +157,8 @@ function(kpack_emit)
 endfunction()
 
 # ROCM_KPACK_EMIT=ON: at the end of the top-level configure, every target not
-# already configured by kpack_emit() gets the defaults.
+# already configured by kpack_emit() gets the defaults, if the project
+# compiles HIP at all (_kpack_project_uses_hip).
 function(_kpack_collect_targets dir out)
   get_property(_targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
   get_property(_subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
@@ -168,8 +169,56 @@ function(_kpack_collect_targets dir out)
   set(${out} ${_targets} PARENT_SCOPE)
 endfunction()
 
+# Whether the project compiles HIP at all: the HIP language, a hip package,
+# or offload options (-x hip, --offload-arch) in the C++ flags, a directory's
+# or a target's options, or a hip:: library linked. ROCM_KPACK_EMIT may reach
+# projects without HIP (TheRock passes a global flag to every subproject,
+# amd-llvm included, through its project_init.cmake); they are left exactly
+# as they are: no tool checks, no options, their own linker.
+function(_kpack_project_uses_hip targets out)
+  set(_hip_regex "(^|[; ])(-x;?[ ]*hip|-xhip|--offload-arch|--cuda-gpu-arch|hip::)")
+  get_property(_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  get_property(_packages GLOBAL PROPERTY PACKAGES_FOUND)
+  set(_uses FALSE)
+  if("HIP" IN_LIST _langs OR "hip" IN_LIST _packages OR "HIP" IN_LIST _packages)
+    set(_uses TRUE)
+  endif()
+  set(_flags "${CMAKE_CXX_FLAGS}")
+  foreach(_config IN LISTS CMAKE_CONFIGURATION_TYPES CMAKE_BUILD_TYPE)
+    string(TOUPPER "${_config}" _config)
+    string(APPEND _flags " ${CMAKE_CXX_FLAGS_${_config}}")
+  endforeach()
+  if(_flags MATCHES "${_hip_regex}")
+    set(_uses TRUE)
+  endif()
+  foreach(tgt IN LISTS targets)
+    if(_uses)
+      break()
+    endif()
+    foreach(_prop COMPILE_OPTIONS INTERFACE_COMPILE_OPTIONS LINK_LIBRARIES
+                  INTERFACE_LINK_LIBRARIES)
+      get_target_property(_value ${tgt} ${_prop})
+      if(_value AND "${_value}" MATCHES "${_hip_regex}")
+        set(_uses TRUE)
+      endif()
+    endforeach()
+    get_target_property(_dir ${tgt} SOURCE_DIR)
+    get_property(_dir_options DIRECTORY "${_dir}" PROPERTY COMPILE_OPTIONS)
+    if("${_dir_options}" MATCHES "${_hip_regex}")
+      set(_uses TRUE)
+    endif()
+  endforeach()
+  set(${out} ${_uses} PARENT_SCOPE)
+endfunction()
+
 function(_kpack_emit_all)
   _kpack_collect_targets("${CMAKE_SOURCE_DIR}" _all)
+  _kpack_project_uses_hip("${_all}" _uses_hip)
+  if(NOT _uses_hip)
+    message(STATUS "ROCM_KPACK_EMIT: ${PROJECT_NAME} compiles no HIP; "
+                   "its targets are left as they are")
+    return()
+  endif()
   set(_todo)
   foreach(tgt IN LISTS _all)
     get_target_property(_done ${tgt} KPACK_EMIT)

@@ -10,7 +10,9 @@ PKGS=(
   cmake ninja-build make pkg-config gcc g++ python3 python3-psutil
   clang-22 clang-tools-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
   libzstd-dev zstd libmsgpack-cxx-dev zlib1g-dev libgtest-dev
-  binutils elfutils gdb diffutils time
+  binutils elfutils gdb diffutils time patchelf
+  # Wheel tests: a fresh venv and pip install of local wheels only.
+  python3-venv python3-pip
   # Real ROCm fat binaries and HIP runtime used as test inputs.
   librocrand1 librocsparse0 libamdhip64-5 libamdhip64-dev rocm-device-libs
 )

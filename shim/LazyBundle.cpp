@@ -398,13 +398,15 @@ void fillPayload(State &S, Region &R, size_t I) {
     std::lock_guard<std::mutex> Lock(S.M);
     ++(Ok || !Len ? S.Filled : S.FillFailures);
   }
-  wake(S.Uffd, Dst, Len ? Len : PageSize);
+  // Logged before the wake-up, so that the line precedes anything the woken
+  // thread prints (the log's order is the order of events).
   if (Ok && envFlag("ROCM_KPACK_DEBUG"))
     reportLine("materialised %s (%llu bytes) on first touch in %.3f ms",
               P.Name.c_str(), static_cast<unsigned long long>(P.Size),
               std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count());
+  wake(S.Uffd, Dst, Len ? Len : PageSize);
   // The decompressed bytes now live in the bundle; Fill's captures (the
   // archive reference) are no longer needed.
   P.Fill = nullptr;

@@ -31,7 +31,7 @@ ALLOWED = {
     "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},
     "clang-plugin": {"offload-wrapper", "lib/ready", "lib/support", "lib/format", "core"},
     "lib/emit": {"lib/elf", "lib/support", "lib/format", "runtime", "core"},
-    "lib/artifacts": {"lib/support", "lib/format", "core"},
+    "lib/artifacts": {"lib/emit", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
     "lld-plugin": {"lib/emit", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
     "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
 }

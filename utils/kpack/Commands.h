@@ -27,8 +27,13 @@ int runPack();    // Pack.cpp
 int runInspect(); // Inspect.cpp
 int runConvert(); // Convert.cpp
 int runMerge();   // Merge.cpp
+int runPackDb();  // PackDb.cpp
+int runSplit();   // Split.cpp
 /// `kpack` invoked as `kpack-convert`: the convert options at top level.
 int runConvertAlias(int Argc, char **Argv); // Convert.cpp
+int runRecombine(); // Recombine.cpp
+int runSplitWheel();      // SplitWheel.cpp
+int runRecombineWheels(); // RecombineWheels.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

@@ -11,8 +11,10 @@
 #include "kpack/ArchiveReader.h"
 #include "kpack/Error.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,17 +39,49 @@ static void printVersion(raw_ostream &OS) {
   OS << "kpack (rocm-kpack toolchain) " KPACK_VERSION "\n";
 }
 
+/// Options that upstream's Python tools declare with argparse nargs="+"
+/// (`--split-databases rocblas hipblaslt`), per subcommand. llvm::cl takes
+/// one value per occurrence, so such an option's values, up to the next
+/// argument starting with '-', become `--opt=A --opt=B`.
+static const struct {
+  const char *Sub, *Opt;
+} MultiValueOptions[] = {{"split", "split-databases"},
+                         {"split", "gpu-targets"}};
+
+static SmallVector<const char *, 32>
+expandMultiValueOptions(int Argc, char **Argv, StringSaver &Saver) {
+  SmallVector<const char *, 32> Out(Argv, Argv + std::min(Argc, 2));
+  for (int I = 2; I < Argc; ++I) {
+    StringRef Name = StringRef(Argv[I]).ltrim('-');
+    bool Multi = false;
+    for (const auto &M : MultiValueOptions)
+      Multi |= Argv[1] == StringRef(M.Sub) && Argv[I][0] == '-' &&
+               Name == M.Opt;
+    if (!Multi || I + 1 >= Argc || Argv[I + 1][0] == '-') {
+      Out.push_back(Argv[I]);
+      continue;
+    }
+    while (I + 1 < Argc && Argv[I + 1][0] != '-')
+      Out.push_back(Saver.save("--" + Name + "=" + Argv[++I]).data());
+  }
+  return Out;
+}
+
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
   cl::SetVersionPrinter(printVersion);
   // Invoked through the kpack-convert link: `kpack convert`'s command line.
   if (sys::path::filename(Argv[0]) == "kpack-convert")
     return runConvertAlias(Argc, Argv);
+  BumpPtrAllocator Alloc;
+  StringSaver Saver(Alloc);
+  SmallVector<const char *, 32> Args =
+      expandMultiValueOptions(Argc, Argv, Saver);
   // libLLVM registers its own options globally; keep them out of --help.
   static cl::OptionCategory NoTopLevelOptions("kpack");
   cl::HideUnrelatedOptions(NoTopLevelOptions);
   if (!cl::ParseCommandLineOptions(
-          Argc, Argv,
+          Args.size(), Args.data(),
           "kpack: split HIP device code into .kpack archives and inspect "
           "them\n",
           &errs()))
@@ -56,10 +90,18 @@ int main(int Argc, char **Argv) {
   static const struct {
     const char *Name;
     int (*Run)();
-  } Commands[] = {{"ls", runLs},           {"extract", runExtract},
-                  {"verify", runVerify},   {"pack", runPack},
-                  {"inspect", runInspect}, {"convert", runConvert},
-                  {"merge", runMerge}};
+  } Commands[] = {{"ls", runLs},
+                  {"extract", runExtract},
+                  {"verify", runVerify},
+                  {"pack", runPack},
+                  {"inspect", runInspect},
+                  {"convert", runConvert},
+                  {"merge", runMerge},
+                  {"pack-db", runPackDb},
+                  {"split", runSplit},
+                  {"recombine", runRecombine},
+                  {"split-wheel", runSplitWheel},
+                  {"recombine-wheels", runRecombineWheels}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;

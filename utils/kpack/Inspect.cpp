@@ -68,9 +68,9 @@ const char *compressionName(const BundleInfo &B) {
 }
 
 std::string magicName(uint32_t Magic) {
-  if (Magic == HIPFMagic)
+  if (Magic == HipfMagic)
     return "HIPF";
-  if (Magic == HIPKMagic)
+  if (Magic == HipkMagic)
     return "HIPK";
   return "0x" + utohexstr(Magic);
 }

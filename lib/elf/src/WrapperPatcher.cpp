@@ -38,7 +38,7 @@ Error kpack::patchWrapperToHIPK(MutableArrayRef<uint8_t> Image,
                        (BySymbol ? "R_X86_64_64" : "R_X86_64_RELATIVE"));
   }
 
-  endian::write32le(W, HIPKMagic);
+  endian::write32le(W, HipkMagic);
   endian::write64le(W + 16, Index); // u32 N, upper half zero
   if (Rela) {
     // RelaSymbol: the rewrite moves no address below the old fatbin end and

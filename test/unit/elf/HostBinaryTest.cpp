@@ -94,7 +94,7 @@ std::string symbolRelocatedDso(uint32_t RelType, uint32_t SymIndex) {
     return Off;
   };
   uint8_t Wrapper[24] = {};
-  std::memcpy(Wrapper, &HIPFMagic, 4);
+  std::memcpy(Wrapper, &HipfMagic, 4);
   uint64_t WrapperOff = Append(Wrapper, sizeof(Wrapper));
   Elf64_Sym Syms[3] = {};
   Syms[1].st_value = 0x1000;

@@ -43,7 +43,7 @@ std::vector<uint8_t> bundle(const std::string &Target, uint8_t Fill) {
 
 std::vector<uint8_t> wrapper(uint64_t InPlace) {
   std::vector<uint8_t> W(24, 0);
-  llvm::support::endian::write32le(W.data(), HIPFMagic);
+  llvm::support::endian::write32le(W.data(), HipfMagic);
   llvm::support::endian::write32le(W.data() + 4, 1);
   llvm::support::endian::write64le(W.data() + 8, InPlace);
   return W;

@@ -26,7 +26,7 @@ struct FakeImage {
 
   FakeImage(uint64_t InPlace, uint32_t RelType = llvm::ELF::R_X86_64_RELATIVE) {
     uint8_t *W = Bytes.data() + WrapperOff;
-    endian::write32le(W, HIPFMagic);
+    endian::write32le(W, HipfMagic);
     endian::write32le(W + 4, 1);
     endian::write64le(W + 8, InPlace);
     endian::write64le(W + 16, 0xdeadbeef00000000ull);
@@ -64,7 +64,7 @@ TEST(WrapperPatcher, RelaRewritesTheAddendOnly) {
   ASSERT_EQ(message(patchWrapperToHIPK(
                 Img.Bytes, location(PointerStyle::RelaRelative), 0x2000, 7)),
             "");
-  EXPECT_EQ(Img.magic(), HIPKMagic);
+  EXPECT_EQ(Img.magic(), HipkMagic);
   EXPECT_EQ(Img.version(), 1u);
   EXPECT_EQ(Img.reserved1(), 7u); // upper half cleared
   EXPECT_EQ(Img.addend(), 0x2000u);
@@ -86,7 +86,7 @@ TEST(WrapperPatcher, InPlaceStylesRewriteTheSlot) {
     FakeImage Img(/*InPlace=*/0x1000);
     ASSERT_EQ(message(patchWrapperToHIPK(Img.Bytes, location(S), 0x3000, 2)),
               "");
-    EXPECT_EQ(Img.magic(), HIPKMagic);
+    EXPECT_EQ(Img.magic(), HipkMagic);
     EXPECT_EQ(Img.inPlace(), 0x3000u);
     EXPECT_EQ(Img.reserved1(), 2u);
     EXPECT_EQ(Img.addend(), 0x1000u) << "the unrelated RELA must not change";
@@ -107,7 +107,7 @@ TEST(WrapperPatcher, RelaSymbolRewritesTheAddendAgainstTheSymbol) {
   FakeImage Img(/*InPlace=*/0);
   WrapperLocation L = symbolLocation(Img);
   ASSERT_EQ(message(patchWrapperToHIPK(Img.Bytes, L, 0x2000, 5)), "");
-  EXPECT_EQ(Img.magic(), HIPKMagic);
+  EXPECT_EQ(Img.magic(), HipkMagic);
   EXPECT_EQ(Img.reserved1(), 5u);
   EXPECT_EQ(Img.addend(), 0x2000u - 0x800u);
   EXPECT_EQ(endian::read64le(Img.Bytes.data() + FakeImage::RelaOff + 8),

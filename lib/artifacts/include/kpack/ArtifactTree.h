@@ -25,11 +25,18 @@ namespace kpack {
 
 constexpr llvm::StringLiteral ArtifactManifestName = "artifact_manifest.txt";
 
+/// What readArtifactManifest does with a listed prefix that has no directory
+/// in the artifact. TheRock lists prefixes whose component has no file
+/// there (the directory is then never created); upstream's split skips them.
+enum class MissingPrefix { Error, Skip };
+
 /// The prefixes of ArtifactDir/artifact_manifest.txt in file order (blank
 /// lines skipped). Errors: missing file, absolute or ".."-escaping prefix,
-/// a prefix that is not a directory of the artifact.
+/// a prefix that is not a directory of the artifact (unless Missing is
+/// Skip and nothing exists at that path: it is then left out).
 llvm::Expected<std::vector<std::string>>
-readArtifactManifest(llvm::StringRef ArtifactDir);
+readArtifactManifest(llvm::StringRef ArtifactDir,
+                     MissingPrefix Missing = MissingPrefix::Error);
 
 /// Writes ArtifactDir/artifact_manifest.txt, one prefix per line.
 llvm::Error writeArtifactManifest(llvm::StringRef ArtifactDir,
@@ -72,6 +79,10 @@ public:
   /// directories.
   llvm::Error copy(llvm::StringRef From, const TreeEntry &E,
                    llvm::StringRef To);
+  /// Creates directory To (and missing parents) for directory From, e.g.
+  /// an empty directory listed by listTree; finish() gives it From's mode
+  /// and timestamps.
+  llvm::Error makeDir(llvm::StringRef From, llvm::StringRef To);
   /// Applies source directory modes and timestamps to copied directories;
   /// call once after the last copy.
   llvm::Error finish();

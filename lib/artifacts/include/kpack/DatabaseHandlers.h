@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kpack {
@@ -27,8 +28,14 @@ class DatabaseHandler;
 struct DatabaseFile {
   const DatabaseHandler *Handler = nullptr;
   std::string TargetId; ///< full target ID, features kept ("gfx90a:xnack+")
-  /// Structured archive key for `kpack pack-db` (docs/kernel-databases.md).
+  /// Structured archive key for `kpack pack-db` (docs/kernel-databases.md):
+  /// "<handler>/<target id>/<path below the database, target removed>".
+  /// Empty for files that belong to a target but are not packed: host
+  /// libraries a library dlopens (MIOpen's CK plugins, CK static archives).
   std::string Key;
+  /// Library-specific TOC entry metadata ("kind", "operation", ...), written
+  /// in this order (docs/kernel-databases.md).
+  std::vector<std::pair<std::string, std::string>> Metadata;
 };
 
 class DatabaseHandler {

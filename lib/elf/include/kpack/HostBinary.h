@@ -15,6 +15,7 @@
 
 #include "kpack/BundleCodec.h"
 #include "kpack/Metadata.h"
+#include "kpack/Wrapper.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBufferRef.h"
@@ -26,10 +27,6 @@
 #include <vector>
 
 namespace kpack {
-
-constexpr uint32_t HIPFMagic = 0x48495046; ///< wrapper -> offload bundle
-constexpr uint32_t HIPKMagic = 0x4B504948; ///< wrapper -> kpack metadata
-constexpr uint64_t WrapperSize = 24;
 
 /// How a wrapper's `binary` pointer is stored in the file.
 enum class PointerStyle {
@@ -70,8 +67,8 @@ struct WrapperInfo {
   std::optional<KpackMetadata> Ref;
   std::string RefError; ///< why Ref is empty for a HIPK wrapper
 
-  bool isHIPF() const { return Magic == HIPFMagic; }
-  bool isHIPK() const { return Magic == HIPKMagic; }
+  bool isHIPF() const { return Magic == HipfMagic; }
+  bool isHIPK() const { return Magic == HipkMagic; }
   /// The code-object index N of a HIPK wrapper (u32 in the low half).
   uint32_t kpackIndex() const { return static_cast<uint32_t>(Reserved1); }
 };
