@@ -52,8 +52,8 @@ CompressionSettings::parse(StringRef Scheme, std::optional<int> Level) {
   S.Level = defaultZstdLevel(S.Scheme);
   if (Level) {
     if (S.Scheme == ArchiveCompression::None)
-      return makeError("a compression level needs a zstd compression "
-                       "(zstd, zstd-long or zstd-shared)");
+      return makeError("a compression level needs --compression zstd, "
+                       "zstd-long or zstd-shared");
     if (*Level < 1 || *Level > 22)
       return makeError("zstd level " + Twine(*Level) + " is not in 1..22");
     S.Level = *Level;
@@ -66,6 +66,18 @@ StringRef CompressionSettings::optionName(ArchiveCompression Scheme) {
     if (O.Scheme == Scheme)
       return O.Name;
   return "zstd";
+}
+
+const char *CompressionSettings::optionHelp() {
+  static const std::string Help = [] {
+    std::string H = "Archive compression:";
+    for (const SchemeOption &O : SchemeOptions)
+      H += std::string(" ") + O.Name +
+           (O.Scheme == ArchiveCompression::ZstdPerKernel ? " (default)" : "") +
+           (&O == &SchemeOptions[std::size(SchemeOptions) - 1] ? "" : ",");
+    return H + " (docs/format-extensions.md)";
+  }();
+  return Help.c_str();
 }
 
 cl::ValuesClass CompressionSettings::optionValues() {

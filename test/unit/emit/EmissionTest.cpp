@@ -149,8 +149,8 @@ TEST(CompressionSettings, OneCheckForEveryWriter) {
   EXPECT_EQ(toString(CompressionSettings::parse("zstd", 0).takeError()),
             "zstd level 0 is not in 1..22");
   EXPECT_EQ(toString(CompressionSettings::parse("none", 5).takeError()),
-            "a compression level needs a zstd compression (zstd, zstd-long "
-            "or zstd-shared)");
+            "a compression level needs --compression zstd, zstd-long or "
+            "zstd-shared");
   EXPECT_EQ(toString(CompressionSettings::parse("lz4", std::nullopt)
                          .takeError()),
             "unknown compression 'lz4' (expected one of none, zstd, "

@@ -61,6 +61,8 @@ struct CompressionSettings {
   /// Every writer's `--compression` values with their help, for a
   /// cl::opt<ArchiveCompression>.
   static llvm::cl::ValuesClass optionValues();
+  /// The same as one line, for a string option passed to parse().
+  static const char *optionHelp();
 };
 
 /// Where an ArchiveSet's archives go and what their TOCs say.
