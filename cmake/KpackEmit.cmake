@@ -18,7 +18,8 @@
 #
 # kpack_emit(<target>... [ARCHIVE_DIR <dir>] [NAME <kernel name>]
 #            [SINGLE_ARCHIVE] [SEARCH_PATHS <path>...] [GROUP <name>]
-#            [FAMILY <name>] [COMPRESSION_LEVEL <n>] [METADATA_ROOM <bytes>]
+#            [FAMILY <name>] [COMPRESSION <scheme>] [COMPRESSION_LEVEL <n>]
+#            [METADATA_ROOM <bytes>]
 #            [INSTALL_DESTINATION <dir>])
 #   ARCHIVE_DIR   where the archives go, relative to the target's output
 #                 directory (default ".kpack"); the metadata records the path
@@ -78,7 +79,7 @@ endfunction()
 
 function(kpack_emit)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "SINGLE_ARCHIVE"
-    "ARCHIVE_DIR;NAME;GROUP;FAMILY;COMPRESSION_LEVEL;METADATA_ROOM;INSTALL_DESTINATION"
+    "ARCHIVE_DIR;NAME;GROUP;FAMILY;COMPRESSION;COMPRESSION_LEVEL;METADATA_ROOM;INSTALL_DESTINATION"
     "SEARCH_PATHS")
   _kpack_check_tools()
   if(NOT ARG_ARCHIVE_DIR)
@@ -126,6 +127,9 @@ function(kpack_emit)
     endif()
     if(ARG_FAMILY)
       list(APPEND _opts "-Wl,--kpack-family=${ARG_FAMILY}")
+    endif()
+    if(ARG_COMPRESSION)
+      list(APPEND _opts "-Wl,--kpack-compression=${ARG_COMPRESSION}")
     endif()
     if(DEFINED ARG_COMPRESSION_LEVEL)
       list(APPEND _opts "-Wl,--kpack-compression-level=${ARG_COMPRESSION_LEVEL}")

@@ -25,6 +25,15 @@ namespace kpack {
 namespace link {
 
 Expected<CompressionSettings> compressionOf(const KpackOptions &Opts) {
+  if (!Opts.Compression.empty()) {
+    auto Settings =
+        CompressionSettings::parse(Opts.Compression, Opts.CompressionLevel);
+    if (!Settings)
+      return createStringError("invalid --kpack-compression '%s': %s",
+                               Opts.Compression.c_str(),
+                               toString(Settings.takeError()).c_str());
+    return *Settings;
+  }
   if (!Opts.CompressionLevel)
     return CompressionSettings();
   int N = *Opts.CompressionLevel;

@@ -32,13 +32,14 @@ struct EmitPlan {
   /// file-name prefix "<name>_" of the per-target archives.
   std::string ArchivePath;
   std::string ArchiveDir;
-  /// --kpack-compression-level, checked as every writer checks its level
-  /// (0 keeps its meaning: no compression).
+  /// --kpack-compression and --kpack-compression-level, checked as every
+  /// writer checks them (a level of 0 without a scheme: no compression).
   CompressionSettings Compression;
 };
 
-/// The archives' compression: --kpack-compression-level checked by the one
-/// check of every writer (CompressionSettings::parse); 0 means none.
+/// The archives' compression: --kpack-compression and
+/// --kpack-compression-level checked by the one check of every writer
+/// (CompressionSettings::parse); a level of 0 without a scheme means none.
 llvm::Expected<CompressionSettings> compressionOf(const KpackOptions &Opts);
 
 /// Computes the plan; search paths default to the archive location relative

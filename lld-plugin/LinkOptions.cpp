@@ -107,7 +107,8 @@ parseCommandLine(const std::vector<std::string> &Argv) {
         std::string *Dest;
       } Strings[] = {{"output", &K.OutputArchive}, {"dir", &K.OutputDir},
                      {"name", &K.KernelName},      {"group", &K.Group},
-                     {"family", &K.Family}};
+                     {"family", &K.Family},
+                     {"compression", &K.Compression}};
       bool Matched = false;
       for (const Known &O : Strings) {
         auto V = matchKpackOption(Argv, I, O.Name);
@@ -199,8 +200,10 @@ parseCommandLine(const std::vector<std::string> &Argv) {
       if (!Dependent.empty())
         return createStringError("--kpack-name/--kpack-group/--kpack-family "
                                  "need --kpack-output or --kpack-dir");
-    if (!K.SearchPaths.empty() || K.CompressionLevel || K.MetadataRoom)
-      return createStringError("--kpack-search-path/--kpack-compression-level/"
+    if (!K.SearchPaths.empty() || !K.Compression.empty() ||
+        K.CompressionLevel || K.MetadataRoom)
+      return createStringError("--kpack-search-path/--kpack-compression/"
+                               "--kpack-compression-level/"
                                "--kpack-metadata-room need --kpack-output or "
                                "--kpack-dir");
   }

@@ -31,8 +31,11 @@ struct KpackOptions {
   /// --kpack-group= / --kpack-family=: TOC group_name / gfx_arch_family.
   std::string Group;
   std::string Family;
-  /// --kpack-compression-level=N (0 = no compression); checked by the one
-  /// check of every writer when the emission is planned (planEmission).
+  /// --kpack-compression=SCHEME (the --compression values of every writer)
+  /// and --kpack-compression-level=N (0 = no compression when no scheme is
+  /// named); checked by the one check of every writer when the emission is
+  /// planned (planEmission).
+  std::string Compression;
   std::optional<int> CompressionLevel;
   /// --kpack-metadata-room=BYTES: .rocm_kpack_ref holds at least this many
   /// bytes, so that the metadata can later be rewritten in place

@@ -20,8 +20,11 @@ namespace kpack {
 namespace {
 
 constexpr char Magic[4] = {'K', 'P', 'A', 'K'};
-constexpr uint32_t SupportedVersion = 1;
+/// Version 1: FORMAT.md §1; version 2: "zstd-shared-segments"
+/// (docs/format-extensions.md).
+constexpr uint32_t MaxSupportedVersion = 2;
 constexpr uint64_t HeaderSize = 16;
+constexpr const char *SharedSegmentsName = "zstd-shared-segments";
 
 Status invalid(std::string Message) {
   return Status(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
@@ -105,7 +108,67 @@ struct ArchiveReader::FrameChain {
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
   std::vector<unsigned char> Frame;
+  /// A frame's prefix when its segments are cached apart: uninitialized
+  /// memory (the prefix overwrites it whole), kept between loads.
+  std::unique_ptr<unsigned char[]> Prefix;
+  size_t PrefixCapacity = 0;
   ~Decoder() { ZSTD_freeDCtx(Context); }
+};
+
+/// Decoded shared segments. A segment is decoded by the first load that
+/// needs it (loads of other segments proceed in parallel; a second load of
+/// the same one waits for it) and kept until the cache exceeds its limit,
+/// when the least recently used others are dropped; a load holds the ones
+/// it uses until it is done. The segments a load decodes go to one buffer,
+/// in the order of the entry's list, so that the frame's prefix is built
+/// without copying; the cache keeps views into it.
+struct ArchiveReader::SegmentCache {
+  /// The segment index, read once (segmentIndex()).
+  std::once_flag Once;
+  Status IndexResult;
+  SegmentIndex Index;
+
+  struct Slot {
+    std::mutex Load; ///< held while the segment is being decoded
+    std::shared_ptr<const unsigned char> Data; ///< under Mutex
+    uint64_t Size = 0;                         ///< under Mutex
+    uint64_t LastUse = 0;                      ///< under Mutex
+  };
+  std::unique_ptr<Slot[]> Slots;
+  size_t Count = 0;
+  std::mutex Mutex;
+  uint64_t Bytes = 0, Clock = 0;      ///< under Mutex
+  uint64_t Limit = SegmentCacheBytes; ///< under Mutex
+
+  std::shared_ptr<const unsigned char> cached(Slot &S) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (S.Data)
+      S.LastUse = ++Clock;
+    return S.Data;
+  }
+  void insert(Slot &S, std::shared_ptr<const unsigned char> D, uint64_t Size) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    Bytes += Size;
+    S.Data = std::move(D);
+    S.Size = Size;
+    S.LastUse = ++Clock;
+    trim(&S);
+  }
+  /// Drops least recently used segments other than Keep while over the
+  /// limit. Called with Mutex held.
+  void trim(const Slot *Keep) {
+    while (Bytes > Limit) {
+      Slot *Oldest = nullptr;
+      for (size_t I = 0; I < Count; ++I)
+        if (&Slots[I] != Keep && Slots[I].Data &&
+            (!Oldest || Slots[I].LastUse < Oldest->LastUse))
+          Oldest = &Slots[I];
+      if (!Oldest)
+        break;
+      Bytes -= Oldest->Size;
+      Oldest->Data.reset();
+    }
+  }
 };
 
 /// Idle decoders, taken and returned under a short lock that is never held
@@ -135,6 +198,10 @@ struct ArchiveReader::DecoderPool {
   void release(std::unique_ptr<Decoder> D) {
     if (D->Frame.capacity() > MaxRetainedFrame)
       std::vector<unsigned char>().swap(D->Frame);
+    if (D->PrefixCapacity > MaxRetainedFrame) {
+      D->Prefix.reset();
+      D->PrefixCapacity = 0;
+    }
     std::lock_guard<std::mutex> Lock(Mutex);
     try {
       Idle.push_back(std::move(D));
@@ -144,13 +211,34 @@ struct ArchiveReader::DecoderPool {
   }
 };
 
+
 ArchiveReader::ArchiveReader()
     : Chain(std::make_unique<FrameChain>()),
-      Decoders(std::make_unique<DecoderPool>()) {}
+      Decoders(std::make_unique<DecoderPool>()),
+      SegmentData(std::make_unique<SegmentCache>()) {}
 ArchiveReader::~ArchiveReader() = default;
 
+void ArchiveReader::setSegmentCacheLimit(uint64_t Bytes) {
+  std::lock_guard<std::mutex> Lock(SegmentData->Mutex);
+  SegmentData->Limit = Bytes;
+  SegmentData->trim(nullptr);
+}
+
+uint64_t ArchiveReader::cachedSegmentBytes() const {
+  std::lock_guard<std::mutex> Lock(SegmentData->Mutex);
+  return SegmentData->Bytes;
+}
+
 const char *ArchiveReader::schemeName(Scheme S) {
-  return S == Scheme::None ? "none" : "zstd-per-kernel";
+  switch (S) {
+  case Scheme::None:
+    return "none";
+  case Scheme::ZstdPerKernel:
+    return "zstd-per-kernel";
+  case Scheme::ZstdSharedSegments:
+    return SharedSegmentsName;
+  }
+  return "none";
 }
 
 uint64_t ArchiveReader::fileSize() const { return Source->size(); }
@@ -194,9 +282,10 @@ Status ArchiveReader::parse() {
   if (std::memcmp(Header, Magic, sizeof(Magic)) != 0)
     return invalid("bad magic (not a kpack archive)");
   uint32_t Version = readLE32(Header + 4);
-  if (Version != SupportedVersion)
+  if (Version < 1 || Version > MaxSupportedVersion)
     return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                     "unsupported archive version " + std::to_string(Version));
+  FormatVersion = Version;
   uint64_t TocOffset = readLE64(Header + 8);
   if (TocOffset < HeaderSize || TocOffset >= FileSize)
     return invalid("TOC offset " + std::to_string(TocOffset) +
@@ -226,13 +315,14 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
     return invalid("TOC is not a map");
 
   if (const msgpack::object *V = lookup(Root, "format_version")) {
-    uint64_t FormatVersion;
-    if (!asUInt(*V, FormatVersion))
+    uint64_t TocVersion;
+    if (!asUInt(*V, TocVersion))
       return wrongType("TOC 'format_version' is not an unsigned integer");
-    if (FormatVersion != SupportedVersion)
+    if (TocVersion != FormatVersion)
       return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
-                      "unsupported TOC format_version " +
-                          std::to_string(FormatVersion));
+                    "unsupported TOC format_version " +
+                        std::to_string(TocVersion) + " in a version " +
+                        std::to_string(FormatVersion) + " archive");
   }
   if (Status E = requireString(Root, "group_name", false, GroupName))
     return E;
@@ -265,8 +355,11 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
         return invalid(Where + " lies outside the file");
       Blobs.emplace_back(Offset, Length);
     }
-  } else if (SchemeName == "zstd-per-kernel") {
-    CompressionScheme = Scheme::ZstdPerKernel;
+  } else if (SchemeName == "zstd-per-kernel" ||
+             SchemeName == SharedSegmentsName) {
+    CompressionScheme = SchemeName == "zstd-per-kernel"
+                            ? Scheme::ZstdPerKernel
+                            : Scheme::ZstdSharedSegments;
     if (Status E = requireUInt(Root, "zstd_offset", "TOC", ZstdOffset))
       return E;
     if (Status E = requireUInt(Root, "zstd_size", "TOC", ZstdSize))
@@ -277,6 +370,31 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
       return invalid("zstd blob lies outside the file");
   } else {
     return invalid("unknown compression scheme '" + SchemeName + "'");
+  }
+  // An upstream reader would take a version-2 scheme for "none" (FORMAT.md
+  // §1.5), so it only ever comes with header version 2, and only it does.
+  const bool Shared = CompressionScheme == Scheme::ZstdSharedSegments;
+  if (Shared != (FormatVersion == 2))
+    return invalid("compression scheme '" + SchemeName + "' in a version " +
+                   std::to_string(FormatVersion) + " archive");
+  if (Shared) {
+    // docs/format-extensions.md: the segment blob and its frames.
+    if (Status E = requireUInt(Root, "shared_offset", "TOC", SharedOffset))
+      return E;
+    if (Status E = requireUInt(Root, "shared_size", "TOC", SharedSize))
+      return E;
+    if (Status E = requireUInt(Root, "shared_index_offset", "TOC",
+                               SharedIndexOffset))
+      return E;
+    if (Status E =
+            requireUInt(Root, "shared_index_size", "TOC", SharedIndexSize))
+      return E;
+    if (!rangeWithin(SharedOffset, SharedSize, FileSize))
+      return invalid("shared segment blob lies outside the file");
+    if (SharedIndexSize < 12 ||
+        !rangeWithin(SharedIndexOffset, SharedIndexSize, FileSize))
+      return invalid("shared segment index lies outside the file");
+    // The index is read by the first load that needs it.
   }
 
   const msgpack::object *Toc = lookup(Root, "toc");
@@ -480,7 +598,16 @@ ArchiveReader::read(const Entry &E,
   Status Err;
   try {
     D = Decoders->acquire();
-    Err = decompressFrame(E, Loc, *D, Allocate);
+    const unsigned char *Prefix = nullptr;
+    size_t PrefixSize = 0;
+    // The entry's segments, held until its frame is decoded.
+    std::vector<std::shared_ptr<const unsigned char>> Held;
+    std::vector<uint32_t> List;
+    Err = entrySegments(E, List);
+    if (!Err && !List.empty())
+      Err = prefixOf(List, *D, Held, Prefix, PrefixSize);
+    if (!Err)
+      Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
   } catch (const std::bad_alloc &) {
     return Status(KPACK_ERROR_OUT_OF_MEMORY,
                     "out of memory reading " + E.Key + "/" + E.Arch);
@@ -489,9 +616,203 @@ ArchiveReader::read(const Entry &E,
   return Err;
 }
 
+Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
+  SegmentCache &C = *SegmentData;
+  std::call_once(C.Once, [&] {
+    if (CompressionScheme != Scheme::ZstdSharedSegments)
+      return;
+    try {
+      // docs/format-extensions.md: u32 segment count S, u32 code-object
+      // count N, S x (u32 frame size, u32 original size), (N + 1) x u32
+      // list start, then the lists of segment numbers.
+      std::vector<unsigned char> Bytes(SharedIndexSize); // within the file
+      if ((C.IndexResult =
+               Source->readAt(SharedIndexOffset, Bytes.data(), Bytes.size())))
+        return;
+      const uint64_t S = readLE32(&Bytes[0]), N = readLE32(&Bytes[4]);
+      const uint64_t Fixed = 8 + 8 * S + 4 * (N + 1);
+      if (Fixed > Bytes.size()) {
+        C.IndexResult = invalid("shared segment index too small for its counts");
+        return;
+      }
+      SegmentIndex Index;
+      Index.Segments.resize(S);
+      uint64_t Pos = SharedOffset;
+      for (uint64_t I = 0; I < S; ++I) {
+        Segment &Seg = Index.Segments[I];
+        Seg.Offset = Pos;
+        Seg.Size = readLE32(&Bytes[8 + 8 * I]);
+        Seg.OriginalSize = readLE32(&Bytes[12 + 8 * I]);
+        Pos += Seg.Size;
+      }
+      if (Pos != SharedOffset + SharedSize) {
+        C.IndexResult = invalid("shared segment frames do not fill their blob");
+        return;
+      }
+      const unsigned char *Starts = &Bytes[8 + 8 * S];
+      Index.ListStart.resize(N + 1);
+      for (uint64_t I = 0; I <= N; ++I) {
+        Index.ListStart[I] = readLE32(Starts + 4 * I);
+        if ((I == 0 && Index.ListStart[0] != 0) ||
+            (I > 0 && Index.ListStart[I] < Index.ListStart[I - 1])) {
+          C.IndexResult = invalid("shared segment lists out of order");
+          return;
+        }
+      }
+      if (Fixed + 4 * uint64_t(Index.ListStart[N]) != Bytes.size()) {
+        C.IndexResult = invalid("shared segment lists do not fill the index");
+        return;
+      }
+      Index.Lists.resize(Index.ListStart[N]);
+      for (uint64_t O = 0; O < N; ++O)
+        for (uint64_t K = Index.ListStart[O]; K < Index.ListStart[O + 1];
+             ++K) {
+          uint32_t Seg = readLE32(&Bytes[Fixed + 4 * K]);
+          // Each segment once, ascending: the prefix is one concatenation,
+          // bounded by the segments' total size.
+          if (Seg >= S ||
+              (K > Index.ListStart[O] && Seg <= Index.Lists[K - 1])) {
+            C.IndexResult = invalid(
+                "shared segment list of code object " + std::to_string(O) +
+                " holds an invalid segment number");
+            return;
+          }
+          Index.Lists[K] = Seg;
+        }
+      C.Slots.reset(new SegmentCache::Slot[S]);
+      C.Count = S;
+      C.Index = std::move(Index);
+    } catch (const std::bad_alloc &) {
+      C.IndexResult = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+  });
+  Out = &C.Index;
+  return C.IndexResult;
+}
+
+Status ArchiveReader::entrySegments(const Entry &E,
+                                    std::vector<uint32_t> &Out) const {
+  Out.clear();
+  if (CompressionScheme != Scheme::ZstdSharedSegments)
+    return Status::ok();
+  const SegmentIndex *Index = nullptr;
+  if (Status Err = segmentIndex(Index))
+    return Err;
+  if (E.Ordinal + 1 >= Index->ListStart.size())
+    return invalid("entry " + E.Key + "/" + E.Arch + " ordinal " +
+                   std::to_string(E.Ordinal) +
+                   " is past the shared segment index");
+  Out.assign(Index->Lists.begin() + Index->ListStart[E.Ordinal],
+             Index->Lists.begin() + Index->ListStart[E.Ordinal + 1]);
+  return Status::ok();
+}
+
+Status ArchiveReader::readSegmentFrame(uint32_t Index, const Segment &S,
+                                       std::vector<unsigned char> &Frame) const {
+  const std::string Where = "shared segment " + std::to_string(Index);
+  Frame.resize(S.Size);
+  if (Status Err = Source->readAt(S.Offset, Frame.data(), Frame.size()))
+    return Err;
+  // Refuse before allocating if the frame cannot expand to its size.
+  unsigned long long Content = ZSTD_getFrameContentSize(Frame.data(), S.Size);
+  unsigned long long Bound = ZSTD_decompressBound(Frame.data(), S.Size);
+  if (Content == ZSTD_CONTENTSIZE_ERROR ||
+      (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != S.OriginalSize) ||
+      Bound == ZSTD_CONTENTSIZE_ERROR || Bound < S.OriginalSize)
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                  Where + ": corrupt zstd frame or wrong original size");
+  return Status::ok();
+}
+
+Status ArchiveReader::prefixOf(
+    const std::vector<uint32_t> &List, Decoder &D,
+    std::vector<std::shared_ptr<const unsigned char>> &Held,
+    const unsigned char *&Prefix, size_t &PrefixSize) const {
+  const SegmentIndex *Index = nullptr;
+  if (Status Err = segmentIndex(Index))
+    return Err;
+  const std::vector<Segment> &Segs = Index->Segments;
+  // Each segment's load lock, in ascending order (the list is ascending, so
+  // concurrent loads never wait on each other in a cycle).
+  std::vector<std::unique_lock<std::mutex>> Locks;
+  Held.assign(List.size(), nullptr);
+  bool Contiguous = true;
+  std::vector<std::vector<unsigned char>> Frames(List.size());
+  uint64_t Total = 0;
+  for (size_t I = 0; I < List.size(); ++I) {
+    const uint32_t Index = List[I];
+    SegmentCache::Slot &Slot = SegmentData->Slots[Index];
+    Locks.emplace_back(Slot.Load);
+    Held[I] = SegmentData->cached(Slot);
+    if (!Held[I]) {
+      // Read and checked before anything is allocated for it.
+      if (Status Err = readSegmentFrame(Index, Segs[Index], Frames[I]))
+        return Err;
+    }
+    const uint64_t N = Segs[Index].OriginalSize;
+    Contiguous =
+        Contiguous && Held[I] &&
+        (I == 0 || Held[I].get() == Held[I - 1].get() +
+                                        Segs[List[I - 1]].OriginalSize);
+    Total += N; // at most 2^32 segments of less than 2^32 bytes each
+  }
+  if (Total > SIZE_MAX / 2)
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
+  PrefixSize = static_cast<size_t>(Total);
+  if (Contiguous) { // every one cached, back to back
+    Prefix = Held.front().get();
+    return Status::ok();
+  }
+  // Decode what is missing into one new buffer (the cache keeps views into
+  // it), copy what is cached; or, when all are cached but apart, copy them
+  // into the decoder's buffer.
+  bool AllCached = true;
+  for (const auto &H : Held)
+    AllCached = AllCached && H;
+  std::shared_ptr<unsigned char> Buffer;
+  unsigned char *Out;
+  if (AllCached) {
+    if (D.PrefixCapacity < PrefixSize) {
+      D.Prefix.reset(new unsigned char[PrefixSize]);
+      D.PrefixCapacity = PrefixSize;
+    }
+    Out = D.Prefix.get();
+  } else {
+    Buffer.reset(new unsigned char[PrefixSize ? PrefixSize : 1],
+                 std::default_delete<unsigned char[]>());
+    Out = Buffer.get();
+  }
+  size_t At = 0;
+  for (size_t I = 0; I < List.size(); ++I) {
+    const uint32_t Index = List[I];
+    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
+    if (Held[I]) {
+      if (N)
+        std::memcpy(Out + At, Held[I].get(), N);
+    } else {
+      const std::string Where = "shared segment " + std::to_string(Index);
+      size_t Result = ZSTD_decompressDCtx(D.Context, Out + At, N,
+                                          Frames[I].data(), Frames[I].size());
+      if (ZSTD_isError(Result))
+        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                      Where + ": " + ZSTD_getErrorName(Result));
+      if (Result != N)
+        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                      Where + ": decompressed size differs from its original "
+                              "size");
+      Held[I] = std::shared_ptr<const unsigned char>(Buffer, Out + At);
+      SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
+    }
+    At += N;
+  }
+  Prefix = Out;
+  return Status::ok();
+}
+
 Status ArchiveReader::decompressFrame(
     const Entry &E, const FrameLocation &Loc, Decoder &D,
-    const std::function<void *(size_t)> &Allocate) const {
+    const std::function<void *(size_t)> &Allocate,
+    const unsigned char *Prefix, size_t PrefixSize) const {
   const std::string Where = E.Key + "/" + E.Arch;
   std::vector<unsigned char> &Frame = D.Frame;
   Frame.resize(4 + Loc.Size);
@@ -515,6 +836,13 @@ Status ArchiveReader::decompressFrame(
   void *Buffer = Allocate(static_cast<size_t>(E.OriginalSize));
   if (!Buffer)
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  // The prefix applies to the next frame only: set it just before it.
+  if (PrefixSize) {
+    size_t Ref = ZSTD_DCtx_refPrefix(D.Context, Prefix, PrefixSize);
+    if (ZSTD_isError(Ref))
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": " + ZSTD_getErrorName(Ref));
+  }
   size_t Result =
       ZSTD_decompressDCtx(D.Context, Buffer, E.OriginalSize, Src, Loc.Size);
   if (ZSTD_isError(Result))

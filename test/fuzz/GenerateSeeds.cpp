@@ -41,6 +41,24 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  // Format version 2: two segments, entries compressed against none, one
+  // or both of them.
+  {
+    ArchiveSpec Spec;
+    Spec.Scheme = "zstd-shared-segments";
+    Bytes A = payload("seg-a", 300), B = payload("seg-b", 200);
+    Spec.Segments = {A, B};
+    Bytes Both = A;
+    Both.insert(Both.end(), B.begin(), B.end());
+    Spec.Entries = {{"lib/a.so#0", "gfx1100", Both},
+                    {"lib/a.so#0", "gfx1101", A},
+                    {"lib/a.so#1", "gfx1100", payload("b0", 90)}};
+    Spec.EntrySegments = {{0, 1}, {0}, {}};
+    if (!writeFile(Root + "/archive/shared.kpack", buildArchive(Spec))) {
+      std::fprintf(stderr, "error: cannot write seeds to %s\n", Root.c_str());
+      return 1;
+    }
+  }
   bool Ok = writeFile(Root + "/metadata/pattern",
                       hipkMetadata("lib/libfoo.so",
                                    {"../.kpack/foo_@GFXARCH@.kpack"})) &&

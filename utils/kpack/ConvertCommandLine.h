@@ -67,16 +67,11 @@ public:
   OptString Family{"family", llvm::cl::desc("TOC gfx_arch_family"),
                    llvm::cl::sub(Sub), llvm::cl::cat(Category)};
   llvm::cl::opt<ArchiveCompression> Compression{
-      "compression",
-      llvm::cl::desc("Archive compression"),
+      "compression", llvm::cl::desc("Archive compression"),
       llvm::cl::init(ArchiveCompression::ZstdPerKernel),
-      llvm::cl::values(
-          clEnumValN(ArchiveCompression::None, "none", "raw code objects"),
-          clEnumValN(ArchiveCompression::ZstdPerKernel, "zstd",
-                     "one zstd frame per code object (default)")),
-      llvm::cl::sub(Sub),
+      CompressionSettings::optionValues(), llvm::cl::sub(Sub),
       llvm::cl::cat(Category)};
-  llvm::cl::opt<int> Level{"level", llvm::cl::desc("zstd level (default 3)"),
+  llvm::cl::opt<int> Level{"level", llvm::cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                            llvm::cl::init(3), llvm::cl::sub(Sub),
                            llvm::cl::cat(Category)};
   llvm::cl::opt<unsigned> Threads{
@@ -99,7 +94,7 @@ public:
     Opts.Family = Family;
     Opts.Threads = Threads;
     auto Settings = CompressionSettings::parse(
-        compressionSchemeName(Compression),
+        CompressionSettings::optionName(Compression),
         Level.getNumOccurrences() ? std::optional<int>(Level) : std::nullopt);
     if (!Settings) {
       WithColor::error(errs(), ToolName)

@@ -3,10 +3,12 @@
 // The ROCm counterpart of `cuobjdump --list-elf`: what device code an ELF
 // file carries (bundles, targets, compression), its fat binary wrappers, and
 // for kpack'd binaries the metadata and the archive paths the runtime would
-// search. A thin front end over kpack/HostBinary.h.
+// search. A thin front end over kpack/HostBinary.h. Given a .kpack archive,
+// its summary (ArchiveSummary.h: scheme, shared segments, deduplication).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArchiveSummary.h"
 #include "Commands.h"
 
 #include "kpack/HostBinary.h"
@@ -27,9 +29,10 @@ using namespace llvm;
 using namespace kpack;
 
 static cl::SubCommand InspectCmd("inspect",
-                                 "Show the device code a host binary carries");
+                                 "Show the device code a host binary carries, "
+                                 "or summarize a .kpack archive");
 static cl::opt<std::string> InspectInput(cl::Positional, cl::Required,
-                                         cl::desc("<binary>"),
+                                         cl::desc("<binary or archive>"),
                                          cl::sub(InspectCmd));
 static cl::opt<bool> InspectJson("json", cl::desc("Print JSON"),
                                  cl::sub(InspectCmd));
@@ -248,6 +251,36 @@ void printJson(raw_ostream &OS, StringRef Path, StringRef Dir,
   OS << "\n";
 }
 
+/// `kpack inspect ARCHIVE.kpack`: the archive's summary.
+int inspectArchive() {
+  auto ReaderOr = openArchive(InspectInput);
+  if (!ReaderOr)
+    return reportError("kpack inspect", ReaderOr.takeError());
+  auto SummaryOr = summarizeArchive(**ReaderOr, InspectInput);
+  if (!SummaryOr)
+    return reportError("kpack inspect", SummaryOr.takeError());
+  const ArchiveSummary &S = *SummaryOr;
+  if (InspectJson) {
+    json::OStream J(outs(), 2);
+    J.object([&] {
+      J.attribute("file", InspectInput);
+      J.attribute("kind", "kpack-archive");
+      jsonArchiveSummary(J, S);
+    });
+    outs() << "\n";
+    return 0;
+  }
+  outs() << "file: " << InspectInput << "\n"
+         << "kind: kpack-archive\n";
+  printArchiveSummary(outs(), S);
+  outs() << "total: " << S.OriginalBytes << " bytes, stored " << S.StoredBytes
+         << " bytes";
+  if (S.SharedStoredBytes)
+    outs() << " + " << S.SharedStoredBytes << " bytes of shared segments";
+  outs() << ", file " << (*ReaderOr)->fileSize() << " bytes\n";
+  return 0;
+}
+
 } // namespace
 
 int runInspect() {
@@ -258,6 +291,8 @@ int runInspect() {
         << InspectInput << ": " << Buf.getError().message() << "\n";
     return 1;
   }
+  if ((*Buf)->getBuffer().starts_with("KPAK"))
+    return inspectArchive();
   auto Host = analyzeHostBinary((*Buf)->getMemBufferRef());
   if (!Host) {
     WithColor::error(errs(), "kpack inspect")

@@ -1,10 +1,13 @@
 //===- Ls.cpp - kpack ls: list an archive ---------------------------------===//
 //
-// kpack ls ARCHIVE [--json]: the TOC header fields and every entry with its
-// original and stored (compressed) size.
+// kpack ls ARCHIVE [--json]: the TOC header fields, the archive's summary
+// (format version, entries against stored code objects, shared segments; see
+// ArchiveSummary.h) and every entry with its original and stored
+// (compressed) size.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArchiveSummary.h"
 #include "Commands.h"
 
 #include "kpack/ArchiveReader.h"
@@ -13,8 +16,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <set>
 
 using namespace llvm;
 using kpack::ArchiveReader;
@@ -30,54 +31,35 @@ static Error listArchive() {
   if (!ReaderOr)
     return ReaderOr.takeError();
   const ArchiveReader &R = **ReaderOr;
-
-  struct Row {
-    const ArchiveReader::Entry *E;
-    uint64_t Stored;
-  };
-  std::vector<Row> Rows;
-  uint64_t TotalOriginal = 0, TotalStored = 0;
-  // Entries that share an ordinal (deduplicated) share one stored blob,
-  // counted once in the total.
-  std::set<uint64_t> Ordinals;
-  for (const ArchiveReader::Entry &E : R.entries()) {
-    uint64_t Stored = 0;
-    if (kpack::Status Err = R.compressedSize(E, Stored))
-      return createStringError(inconvertibleErrorCode(),
-                               "'" + LsArchive + "': " + E.Key + " (" +
-                                   E.Arch + "): " + Err.message());
-    Rows.push_back({&E, Stored});
-    TotalOriginal += E.OriginalSize;
-    if (Ordinals.insert(E.Ordinal).second)
-      TotalStored += Stored;
-  }
-  const uint64_t Aliases = Rows.size() - Ordinals.size();
+  Expected<ArchiveSummary> SummaryOr = summarizeArchive(R, LsArchive);
+  if (!SummaryOr)
+    return SummaryOr.takeError();
+  const ArchiveSummary &S = *SummaryOr;
+  const std::vector<ArchiveReader::Entry> &Entries = R.entries();
 
   if (LsJson) {
     json::OStream J(outs(), 2);
     J.object([&] {
       J.attribute("archive", LsArchive);
-      J.attribute("group_name", R.groupName());
-      J.attribute("gfx_arch_family", R.gfxArchFamily());
-      J.attributeArray("gfx_arches", [&] {
-        for (const std::string &A : R.gfxArches())
-          J.value(A);
-      });
-      J.attribute("compression_scheme", ArchiveReader::schemeName(R.scheme()));
-      J.attribute("file_size", R.fileSize());
-      if (Aliases)
-        J.attribute("deduplicated_entries", Aliases);
+      jsonArchiveSummary(J, S);
       J.attributeArray("entries", [&] {
-        for (const Row &Rw : Rows)
+        for (size_t I = 0; I < Entries.size(); ++I)
           J.object([&] {
-            J.attribute("key", Rw.E->Key);
-            J.attribute("arch", Rw.E->Arch);
-            J.attribute("ordinal", Rw.E->Ordinal);
-            J.attribute("original_size", Rw.E->OriginalSize);
-            J.attribute("compressed_size", Rw.Stored);
-            if (!Rw.E->Metadata.empty())
+            const ArchiveReader::Entry &E = Entries[I];
+            J.attribute("key", E.Key);
+            J.attribute("arch", E.Arch);
+            J.attribute("ordinal", E.Ordinal);
+            J.attribute("original_size", E.OriginalSize);
+            J.attribute("compressed_size", S.StoredSizes[I]);
+            std::vector<uint32_t> Segments;
+            if (!R.entrySegments(E, Segments) && !Segments.empty())
+              J.attributeArray("segments", [&] {
+                for (uint32_t Seg : Segments)
+                  J.value(int64_t(Seg));
+              });
+            if (!E.Metadata.empty())
               J.attributeObject("metadata", [&] {
-                for (const auto &[Name, Value] : Rw.E->Metadata)
+                for (const auto &[Name, Value] : E.Metadata)
                   J.attribute(Name, Value);
               });
           });
@@ -87,30 +69,29 @@ static Error listArchive() {
     return Error::success();
   }
 
-  outs() << "archive:     " << LsArchive << "\n"
-         << "group:       " << R.groupName() << "\n"
-         << "family:      " << R.gfxArchFamily() << "\n"
-         << "arches:      " << join(R.gfxArches(), " ") << "\n"
-         << "compression: " << ArchiveReader::schemeName(R.scheme()) << "\n"
-         << "entries:     " << Rows.size() << "\n";
+  outs() << "archive:     " << LsArchive << "\n";
+  printArchiveSummary(outs(), S);
   size_t KeyWidth = 3, ArchWidth = 4;
-  for (const Row &Rw : Rows) {
-    KeyWidth = std::max(KeyWidth, Rw.E->Key.size());
-    ArchWidth = std::max(ArchWidth, Rw.E->Arch.size());
+  for (const ArchiveReader::Entry &E : Entries) {
+    KeyWidth = std::max(KeyWidth, E.Key.size());
+    ArchWidth = std::max(ArchWidth, E.Arch.size());
   }
   outs() << left_justify("KEY", KeyWidth) << "  " << left_justify("ARCH", ArchWidth)
          << "  " << right_justify("ORDINAL", 7) << "  " << right_justify("ORIGINAL", 12)
          << "  " << right_justify("STORED", 12) << "\n";
-  for (const Row &Rw : Rows)
-    outs() << left_justify(Rw.E->Key, KeyWidth) << "  "
-           << left_justify(Rw.E->Arch, ArchWidth) << "  "
-           << format_decimal(Rw.E->Ordinal, 7) << "  "
-           << format_decimal(Rw.E->OriginalSize, 12) << "  "
-           << format_decimal(Rw.Stored, 12) << "\n";
-  outs() << "total: " << TotalOriginal << " bytes, stored " << TotalStored
+  for (size_t I = 0; I < Entries.size(); ++I)
+    outs() << left_justify(Entries[I].Key, KeyWidth) << "  "
+           << left_justify(Entries[I].Arch, ArchWidth) << "  "
+           << format_decimal(Entries[I].Ordinal, 7) << "  "
+           << format_decimal(Entries[I].OriginalSize, 12) << "  "
+           << format_decimal(S.StoredSizes[I], 12) << "\n";
+  outs() << "total: " << S.OriginalBytes << " bytes, stored " << S.StoredBytes
          << " bytes";
-  if (Aliases)
-    outs() << " (" << Aliases << " entries share a stored code object)";
+  if (S.Entries != S.StoredObjects)
+    outs() << " (" << S.Entries - S.StoredObjects
+           << " entries share a stored code object)";
+  if (S.SharedStoredBytes)
+    outs() << " + " << S.SharedStoredBytes << " bytes of shared segments";
   outs() << "\n";
   return Error::success();
 }

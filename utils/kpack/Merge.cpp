@@ -57,12 +57,8 @@ static cl::opt<std::string>
 static cl::opt<ArchiveCompression> MergeCompression(
     "compression", cl::desc("Compression scheme"),
     cl::init(ArchiveCompression::ZstdPerKernel),
-    cl::values(clEnumValN(ArchiveCompression::None, "none",
-                          "store code objects as is"),
-               clEnumValN(ArchiveCompression::ZstdPerKernel, "zstd",
-                          "one zstd frame per code object (zstd-per-kernel)")),
-    cl::sub(MergeCmd));
-static cl::opt<int> MergeLevel("level", cl::desc("zstd level (default 3)"),
+    CompressionSettings::optionValues(), cl::sub(MergeCmd));
+static cl::opt<int> MergeLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                                cl::init(3), cl::sub(MergeCmd));
 static cl::opt<unsigned> MergeThreads("j",
                                       cl::desc("Compression threads (default: "
@@ -99,7 +95,7 @@ std::string agreed(const std::vector<Input> &Inputs, Get Of) {
 
 static Error merge() {
   auto Compression = CompressionSettings::parse(
-      compressionSchemeName(MergeCompression),
+      CompressionSettings::optionName(MergeCompression),
       MergeLevel.getNumOccurrences() ? std::optional<int>(MergeLevel)
                                      : std::nullopt);
   if (!Compression)

@@ -58,12 +58,8 @@ static cl::opt<std::string> PackName(
 static cl::opt<ArchiveCompression> PackCompression(
     "compression", cl::desc("Compression scheme"),
     cl::init(ArchiveCompression::ZstdPerKernel),
-    cl::values(clEnumValN(ArchiveCompression::None, "none",
-                          "store code objects as is"),
-               clEnumValN(ArchiveCompression::ZstdPerKernel, "zstd",
-                          "one zstd frame per code object (zstd-per-kernel)")),
-    cl::sub(PackCmd));
-static cl::opt<int> PackLevel("level", cl::desc("zstd level (default 3)"),
+    CompressionSettings::optionValues(), cl::sub(PackCmd));
+static cl::opt<int> PackLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                               cl::init(3), cl::sub(PackCmd));
 static cl::opt<unsigned> PackThreads("j", cl::desc("Compression threads "
                                                    "(default: all cores)"),
@@ -106,7 +102,7 @@ static Error addFile(ArchiveSet &Archives, StringRef Input) {
 
 static Error pack() {
   auto Compression = CompressionSettings::parse(
-      compressionSchemeName(PackCompression),
+      CompressionSettings::optionName(PackCompression),
       PackLevel.getNumOccurrences() ? std::optional<int>(PackLevel)
                                     : std::nullopt);
   if (!Compression)

@@ -1,7 +1,7 @@
 //===- PackDb.cpp - kpack pack-db: kernel databases into archives ---------===//
 //
 // kpack pack-db TREE -o DIR --split-databases H[,H...] [--name NAME]
-//               [--compression none|zstd] [--level N] [-j N]
+//               [--compression none|zstd|zstd-long|zstd-shared] [--level N] [-j N]
 //               [--tensile-index pack|beside] [--verbose]
 //
 // The files of the database tree TREE (an installed prefix) that the named
@@ -47,9 +47,9 @@ static cl::opt<std::string>
                         "id>.kpack (default: the handler, if only one)"),
                cl::sub(PackDbCmd));
 static cl::opt<std::string> PackDbCompression(
-    "compression", cl::desc("none, or zstd (one frame per entry, default)"),
+    "compression", cl::desc(CompressionSettings::optionHelp()),
     cl::init("zstd"), cl::sub(PackDbCmd));
-static cl::opt<int> PackDbLevel("level", cl::desc("zstd level (default 3)"),
+static cl::opt<int> PackDbLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                                 cl::sub(PackDbCmd));
 static cl::opt<unsigned> PackDbThreads("j",
                                        cl::desc("Compression threads "

@@ -4,7 +4,7 @@
 //              --batch-artifact-parent-dir DIR) --output-dir OUT
 //             [--split-databases H...] [--gpu-targets T...] [--tmp-dir D]
 //             [--verbose] [--clang-offload-bundler P]
-//             [--compression none|zstd] [--level N] [-j N]
+//             [--compression none|zstd|zstd-long|zstd-shared] [--level N] [-j N]
 //
 // Upstream's split_artifacts command line (docs/split.md); the work is
 // kpack::splitArtifact (lib/artifacts, kpack/Split.h). Multi-value options
@@ -73,10 +73,9 @@ static cl::opt<std::string> SplitBundler(
     cl::value_desc("path"), cl::sub(SplitCmd));
 static cl::opt<std::string> SplitCompression(
     "compression",
-    cl::desc("Archive compression: zstd (one frame per code object, the "
-             "default) or none (upstream's uncompressed archives)"),
+    cl::desc(CompressionSettings::optionHelp()),
     cl::init("zstd"), cl::sub(SplitCmd));
-static cl::opt<int> SplitLevel("level", cl::desc("zstd level (default 3)"),
+static cl::opt<int> SplitLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                                cl::sub(SplitCmd));
 static cl::opt<unsigned> SplitThreads("j",
                                       cl::desc("Threads (default: all cores)"),

@@ -1,7 +1,8 @@
 //===- SplitWheel.cpp - kpack split-wheel ---------------------------------===//
 //
 // kpack split-wheel FAT.whl --output-dir DIR [--targets T,...]
-//                   [--split-databases H,...] [--compression none|zstd]
+//                   [--split-databases H,...]
+//                   [--compression none|zstd|zstd-long|zstd-shared]
 //                   [--level N] [--jobs N] [--quiet]
 //
 // A fat ROCm wheel -> a host wheel (same name) and one device wheel per
@@ -40,9 +41,9 @@ static cl::list<std::string> SWDatabases(
     cl::value_desc("handler,..."), cl::sub(SplitWheelCmd));
 static cl::opt<std::string>
     SWCompression("compression", cl::init("zstd"),
-                  cl::desc("Archive compression: zstd (default) or none"),
+                  cl::desc(CompressionSettings::optionHelp()),
                   cl::sub(SplitWheelCmd));
-static cl::opt<int> SWLevel("level", cl::desc("zstd level (default 3)"),
+static cl::opt<int> SWLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
                             cl::sub(SplitWheelCmd));
 static cl::opt<unsigned>
     SWJobs("jobs", cl::init(0),

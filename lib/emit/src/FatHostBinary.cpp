@@ -46,7 +46,8 @@ struct SharedBundle {
   std::string Origin;
   std::mutex M;
   std::unique_ptr<Bundle> Decoded;
-  size_t Unread = 0; ///< non-empty device entries not yet read
+  size_t Entries = 0; ///< non-empty device entries
+  size_t Unread = 0;  ///< of those, not yet read in this pass
 
   Status read(size_t EntryIndex, std::vector<uint8_t> &Out) {
     std::lock_guard<std::mutex> Lock(M);
@@ -56,6 +57,10 @@ struct SharedBundle {
         return Status::error(toString(std::move(E)));
       releasePages(*Buf, Info.FileOffset, Info.EncodedSize);
       Decoded = std::move(B);
+      // A writer that reads its sources twice (the shared-segments
+      // analysis, then compression) decodes the bundle once per pass.
+      if (Unread == 0)
+        Unread = Entries;
     }
     if (EntryIndex >= Decoded->Entries.size() ||
         Decoded->Entries[EntryIndex].Id != Info.Entries[EntryIndex].Id ||
@@ -128,7 +133,8 @@ Expected<std::vector<CodeObjectRef>> FatHostBinary::codeObjects() const {
       Shared->Info = B;
       Shared->Origin = Where;
       for (const BundleEntry &E : B.Entries)
-        Shared->Unread += E.isDevice() && E.Size > 0;
+        Shared->Entries += E.isDevice() && E.Size > 0;
+      Shared->Unread = Shared->Entries;
     }
     for (size_t I = 0; I < B.Entries.size(); ++I) {
       const BundleEntry &E = B.Entries[I];

@@ -1,9 +1,10 @@
-//===- ArchiveWriter.cpp - Writes .kpack v1 archives ----------------------===//
+//===- ArchiveWriter.cpp - Writes .kpack archives -------------------------===//
 
 #include "kpack/ArchiveWriter.h"
 
 #include "kpack/ByteOrder.h"
 #include "kpack/AtomicFile.h"
+#include "kpack/ContentHash.h"
 
 #include <msgpack.hpp>
 #include <zstd.h>
@@ -26,7 +27,6 @@ using kpack::detail::writeLE;
 namespace {
 
 constexpr char ArchiveMagic[4] = {'K', 'P', 'A', 'K'};
-constexpr uint32_t ArchiveVersion = 1;
 constexpr uint64_t BlobStart = 64;
 /// Batching charge for a callback source that gave no size hint.
 constexpr uint64_t UnknownSizeCharge = uint64_t(1) << 20;
@@ -75,7 +75,34 @@ template <typename Packer> void packStr(Packer &P, const std::string &S) {
 } // namespace
 
 const char *kpack::compressionSchemeName(ArchiveCompression C) {
-  return C == ArchiveCompression::None ? "none" : "zstd-per-kernel";
+  switch (C) {
+  case ArchiveCompression::None:
+    return "none";
+  case ArchiveCompression::ZstdPerKernel:
+  case ArchiveCompression::ZstdPerKernelLong:
+    return "zstd-per-kernel";
+  case ArchiveCompression::ZstdSharedSegments:
+    return "zstd-shared-segments";
+  }
+  return "none";
+}
+
+uint32_t kpack::archiveFormatVersion(ArchiveCompression C) {
+  return C == ArchiveCompression::ZstdSharedSegments ? 2 : 1;
+}
+
+int kpack::defaultZstdLevel(ArchiveCompression C) {
+  switch (C) {
+  case ArchiveCompression::None:
+    return 0;
+  case ArchiveCompression::ZstdPerKernel:
+    return 3;
+  case ArchiveCompression::ZstdPerKernelLong:
+    return 19;
+  case ArchiveCompression::ZstdSharedSegments:
+    return 9;
+  }
+  return 3;
 }
 
 //===----------------------------------------------------------------------===//
@@ -171,35 +198,41 @@ Status ArchiveWriter::addEntry(const std::string &Key, const std::string &Arch,
 
 namespace {
 
-/// A 64-bit hash that finds candidate duplicates. Every match is confirmed
-/// by comparing bytes, so only speed depends on its quality: four lanes over
-/// 8-byte words, then the tail bytewise and a final avalanche.
-uint64_t contentHash(const uint8_t *Data, size_t Size) {
-  constexpr uint64_t K1 = 0x9E3779B185EBCA87ULL, K2 = 0xC2B2AE3D27D4EB4FULL;
-  auto Rotl = [](uint64_t V, unsigned R) { return (V << R) | (V >> (64 - R)); };
-  uint64_t Lane[4] = {K1, K2, K1 ^ K2, ~K1};
-  size_t I = 0;
-  for (; I + 32 <= Size; I += 32)
-    for (unsigned J = 0; J < 4; ++J) {
-      uint64_t W;
-      std::memcpy(&W, Data + I + 8 * J, 8);
-      Lane[J] = Rotl(Lane[J] + W * K2, 31) * K1;
-    }
-  uint64_t H = static_cast<uint64_t>(Size) * K1;
-  for (unsigned J = 0; J < 4; ++J)
-    H = (H ^ Rotl(Lane[J], 27)) * K1 + K2;
-  for (; I < Size; ++I)
-    H = (H ^ Data[I]) * 0x100000001B3ULL;
-  H ^= H >> 33;
-  H *= 0xFF51AFD7ED558CCDULL;
-  H ^= H >> 33;
-  H *= 0xC4CEB9FE1A85EC53ULL;
-  H ^= H >> 33;
-  return H;
+/// How one frame is compressed.
+struct FrameParams {
+  int Level = 3;
+  /// Window over the whole input (prefix included) and long-distance
+  /// matching; otherwise the level's defaults, as upstream's writer.
+  bool Long = false;
+  /// Set the window to cover prefix and input (shared segments).
+  bool WholeWindow = false;
+  /// Raw-content prefix the frame is compressed against (shared segments).
+  const uint8_t *Prefix = nullptr;
+  size_t PrefixSize = 0;
+};
+
+/// The largest window any frame gets: 2^27 (128 MiB), what zstd's
+/// streaming decoders accept by default (ZSTD_WINDOWLOG_LIMIT_DEFAULT), so
+/// that every decoder reads release-grade frames; single-pass decoders such
+/// as upstream's ZSTD_decompressDCtx accept any window.
+constexpr int MaxWindowLog = 27;
+constexpr int MinWindowLog = 10; // ZSTD_WINDOWLOG_MIN
+
+int windowLogFor(uint64_t Bytes) {
+  int Log = MinWindowLog;
+  while (Log < MaxWindowLog && (uint64_t(1) << Log) < Bytes)
+    ++Log;
+  return Log;
+}
+
+Status zstdStatus(size_t Code) {
+  return ZSTD_isError(Code)
+             ? Status::error(std::string("zstd: ") + ZSTD_getErrorName(Code))
+             : Status::ok();
 }
 
 Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
-                     int Level, std::vector<uint8_t> &Scratch,
+                     const FrameParams &FP, std::vector<uint8_t> &Scratch,
                      std::vector<uint8_t> &Frame) {
   if (!Ctx)
     return Status::error("zstd: cannot create a context");
@@ -208,15 +241,110 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
   size_t Bound = ZSTD_compressBound(Size);
   if (Scratch.size() < Bound)
     Scratch.resize(Bound);
-  // ZSTD_compressCCtx records the content size in the frame header, which
-  // upstream's reader relies on.
-  size_t Got = ZSTD_compressCCtx(Ctx, Scratch.data(), Bound, Data, Size, Level);
-  if (ZSTD_isError(Got))
-    return Status::error(std::string("zstd: ") + ZSTD_getErrorName(Got));
+  size_t Got;
+  if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize) {
+    // Upstream's call: the same bytes as its writer for the same level.
+    // ZSTD_compressCCtx records the content size in the frame header, which
+    // upstream's reader relies on.
+    Got = ZSTD_compressCCtx(Ctx, Scratch.data(), Bound, Data, Size, FP.Level);
+  } else {
+    // ZSTD_compress2 records the content size too (ZSTD_c_contentSizeFlag
+    // is on by default). The prefix is raw content (ZSTD_dct_rawContent).
+    ZSTD_CCtx_reset(Ctx, ZSTD_reset_session_and_parameters);
+    int Window = windowLogFor(uint64_t(FP.PrefixSize) + Size);
+    if (Status S = zstdStatus(ZSTD_CCtx_setParameter(
+            Ctx, ZSTD_c_compressionLevel, FP.Level)))
+      return S;
+    if (Status S = zstdStatus(
+            ZSTD_CCtx_setParameter(Ctx, ZSTD_c_windowLog, Window)))
+      return S;
+    if (FP.Long)
+      if (Status S = zstdStatus(ZSTD_CCtx_setParameter(
+              Ctx, ZSTD_c_enableLongDistanceMatching, 1)))
+        return S;
+    if (FP.PrefixSize)
+      if (Status S = zstdStatus(
+              ZSTD_CCtx_refPrefix(Ctx, FP.Prefix, FP.PrefixSize)))
+        return S;
+    Got = ZSTD_compress2(Ctx, Scratch.data(), Bound, Data, Size);
+  }
+  if (Status S = zstdStatus(Got))
+    return S;
   Frame.assign(Scratch.data(), Scratch.data() + Got);
   if (Scratch.capacity() > (size_t(16) << 20))
     std::vector<uint8_t>().swap(Scratch);
   return Status::ok();
+}
+
+/// Decodes a frame the writer made (deduplication compares content).
+Status decompressFrame(const uint8_t *Frame, size_t FrameSize,
+                       const std::vector<uint8_t> &Prefix, uint64_t Original,
+                       std::vector<uint8_t> &Out) {
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx *)> Ctx(ZSTD_createDCtx(),
+                                                         ZSTD_freeDCtx);
+  if (!Ctx)
+    return Status::error("zstd: cannot create a context");
+  Out.resize(Original);
+  if (!Prefix.empty())
+    if (Status S = zstdStatus(
+            ZSTD_DCtx_refPrefix(Ctx.get(), Prefix.data(), Prefix.size())))
+      return S;
+  size_t Got =
+      ZSTD_decompressDCtx(Ctx.get(), Out.data(), Out.size(), Frame, FrameSize);
+  if (ZSTD_isError(Got) || Got != Original)
+    return Status::error("internal error: a written zstd frame does not "
+                         "decompress");
+  return Status::ok();
+}
+
+/// A source's failure as the options want it worded.
+Status sourceError(const ArchiveWriterOptions &O, const std::string &Key,
+                   const std::string &Arch, Status S) {
+  return O.NameEntriesInErrors
+             ? Status::error(Key + " (" + Arch + "): " + S.message())
+             : std::move(S);
+}
+
+/// The thread count of a write.
+unsigned threadsFor(const ArchiveWriterOptions &O) {
+  return std::max(1u, O.Threads ? O.Threads
+                                : std::thread::hardware_concurrency());
+}
+
+/// Runs Work on up to MaxThreads threads (this one included) until it
+/// returns; Work takes its items from a shared counter.
+template <typename Fn> void runOnWorkers(size_t Items, unsigned MaxThreads,
+                                         Fn &&Work) {
+  unsigned Workers = static_cast<unsigned>(std::min<size_t>(MaxThreads, Items));
+  std::vector<std::thread> Pool;
+  for (unsigned T = 1; T < Workers; ++T) {
+    try {
+      Pool.emplace_back(Work);
+    } catch (const std::system_error &) {
+      break; // no more threads available: the others do the work
+    }
+  }
+  Work();
+  for (std::thread &T : Pool)
+    T.join();
+}
+
+/// The end of the batch of Sequence that starts at Begin: consecutive
+/// entries within the byte budget (at least one). Charge(I) is entry I's.
+template <typename ChargeFn>
+size_t batchEnd(size_t Begin, size_t Count, uint64_t Budget,
+                ChargeFn &&Charge) {
+  size_t End = Begin;
+  uint64_t Charged = 0;
+  while (End < Count && End - Begin < MaxBatchEntries) {
+    uint64_t Hint = Charge(End);
+    uint64_t C = Hint ? Hint : UnknownSizeCharge;
+    if (End > Begin && Charged + C > Budget)
+      break;
+    Charged += C;
+    ++End;
+  }
+  return End;
 }
 
 } // namespace
@@ -225,11 +353,59 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
 struct ArchiveWriter::Output {
   ArchiveWriter *W = nullptr;
   bool Zstd = false;
+  bool Shared = false; ///< "zstd-shared-segments"
+  FrameParams Params;  ///< of every zstd frame (Prefix set per frame)
   AtomicFile F;
   std::vector<Blob> Blobs;
+  /// Shared segments: their content and the ones each entry uses (until
+  /// the entries are written), where their frames are, and the index.
+  SharedSegments Segments;
+  std::vector<Blob> SegmentFrames;
+  uint64_t SharedStart = 0, SharedEnd = 0;
+  uint64_t IndexStart = 0, IndexEnd = 0;
+  /// Where the u32 frame count and the frames of the code objects start.
+  uint64_t KernelStart = BlobStart;
   /// Content hash -> ordinals of the blobs with that hash (Deduplicate).
   std::unordered_multimap<uint64_t, uint64_t> ByHash;
   uint64_t Deduplicated = 0;
+
+  /// The segment index (docs/format-extensions.md), after the code objects,
+  /// once their ordinals and segment lists are known.
+  Status writeSegmentIndex() {
+    uint64_t References = 0;
+    for (const Blob &B : Blobs)
+      References += B.Segments.size();
+    if (Blobs.size() >= UINT32_MAX || References > UINT32_MAX / 4)
+      return Status::error("too many shared segment references");
+    std::vector<uint8_t> Index(8 + 8 * SegmentFrames.size() +
+                               4 * (Blobs.size() + 1));
+    writeLE<uint32_t>(&Index[0], static_cast<uint32_t>(SegmentFrames.size()));
+    writeLE<uint32_t>(&Index[4], static_cast<uint32_t>(Blobs.size()));
+    size_t At = 8;
+    for (const Blob &S : SegmentFrames) {
+      writeLE<uint32_t>(&Index[At], static_cast<uint32_t>(S.Size));
+      writeLE<uint32_t>(&Index[At + 4], static_cast<uint32_t>(S.OriginalSize));
+      At += 8;
+    }
+    uint64_t Start = 0;
+    for (size_t O = 0; O <= Blobs.size(); ++O) {
+      writeLE<uint32_t>(&Index[At], static_cast<uint32_t>(Start));
+      At += 4;
+      if (O < Blobs.size())
+        Start += Blobs[O].Segments.size();
+    }
+    for (const Blob &B : Blobs)
+      for (uint32_t S : B.Segments) {
+        uint8_t Word[4];
+        writeLE<uint32_t>(Word, S);
+        Index.insert(Index.end(), Word, Word + 4);
+      }
+    IndexStart = F.offset();
+    if (Status S = F.write(Index))
+      return S;
+    IndexEnd = F.offset();
+    return Status::ok();
+  }
 
   /// The original bytes of stored blob Ordinal, read back from the file.
   Status storedContent(uint64_t Ordinal, std::vector<uint8_t> &Out) {
@@ -238,16 +414,12 @@ struct ArchiveWriter::Output {
       Out.resize(B.Size);
       return F.readAt(B.Offset, Out.data(), Out.size());
     }
-    std::vector<uint8_t> Frame(B.Size);
+    std::vector<uint8_t> Frame(B.Size), Prefix;
     if (Status S = F.readAt(B.Offset + 4, Frame.data(), Frame.size()))
       return S;
-    Out.resize(B.OriginalSize);
-    size_t Got = ZSTD_decompress(Out.data(), Out.size(), Frame.data(),
-                                 Frame.size());
-    if (ZSTD_isError(Got) || Got != B.OriginalSize)
-      return Status::error("internal error: a written zstd frame does not "
-                           "decompress");
-    return Status::ok();
+    Segments.concatenate(B.Segments, Prefix);
+    return decompressFrame(Frame.data(), Frame.size(), Prefix,
+                           B.OriginalSize, Out);
   }
 };
 
@@ -283,7 +455,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
   std::vector<std::unique_ptr<Output>> Outs;
   for (Job &J : Jobs) {
     const ArchiveWriterOptions &O = J.Writer->Opts;
-    bool Zstd = O.Compression == ArchiveCompression::ZstdPerKernel;
+    bool Zstd = O.Compression != ArchiveCompression::None;
     if (Zstd && (O.ZstdLevel < ZSTD_minCLevel() || O.ZstdLevel > ZSTD_maxCLevel()))
       return Status::error("zstd level " + std::to_string(O.ZstdLevel) +
                            " is outside [" + std::to_string(ZSTD_minCLevel()) +
@@ -293,25 +465,32 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     auto Out = std::make_unique<Output>();
     Out->W = J.Writer;
     Out->Zstd = Zstd;
+    Out->Shared = O.Compression == ArchiveCompression::ZstdSharedSegments;
+    Out->Params.Level = O.ZstdLevel;
+    Out->Params.Long = O.Compression == ArchiveCompression::ZstdPerKernelLong;
+    Out->Params.WholeWindow = Out->Shared;
     if (Status S = Out->F.open(J.Path))
       return S;
     uint8_t Header[BlobStart] = {};
     std::memcpy(Header, ArchiveMagic, sizeof(ArchiveMagic));
-    writeLE<uint32_t>(Header + 4, ArchiveVersion);
+    writeLE<uint32_t>(Header + 4, archiveFormatVersion(O.Compression));
     if (Status S = Out->F.write(Header, sizeof(Header)))
       return S;
-    if (Zstd) {
+    Outs.push_back(std::move(Out));
+  }
+  // Shared segments precede the frames of the code objects.
+  if (Status S = writeSharedSegments(Jobs, Sequence, Outs))
+    return S;
+  for (std::unique_ptr<Output> &Out : Outs)
+    if (Out->Zstd) {
+      Out->KernelStart = Out->F.offset();
       uint8_t Count[4] = {}; // the stored frame count, patched at the end
       if (Status S = Out->F.write(Count, sizeof(Count)))
         return S;
     }
-    Outs.push_back(std::move(Out));
-  }
 
   const ArchiveWriterOptions &First = Jobs.front().Writer->Opts;
-  unsigned MaxThreads =
-      First.Threads ? First.Threads : std::thread::hardware_concurrency();
-  MaxThreads = std::max(1u, MaxThreads);
+  const unsigned MaxThreads = threadsFor(First);
   // The sequential phase compresses likely duplicates that turn out not to
   // be, with its own context.
   std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx *)> SerialCtx(nullptr,
@@ -332,18 +511,11 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
   };
 
   for (size_t Begin = 0; Begin < Sequence.size();) {
-    // A batch: consecutive entries within the byte budget (at least one).
-    size_t End = Begin;
-    uint64_t Charged = 0;
-    while (End < Sequence.size() && End - Begin < MaxBatchEntries) {
-      const auto &[J, I] = Sequence[End];
-      uint64_t Hint = Jobs[J].Writer->Entries[I].Source.sizeHint();
-      uint64_t Charge = Hint ? Hint : UnknownSizeCharge;
-      if (End > Begin && Charged + Charge > First.BatchBytes)
-        break;
-      Charged += Charge;
-      ++End;
-    }
+    size_t End = batchEnd(Begin, Sequence.size(), First.BatchBytes,
+                          [&](size_t K) {
+                            const auto &[J, I] = Sequence[K];
+                            return Jobs[J].Writer->Entries[I].Source.sizeHint();
+                          });
 
     size_t N = End - Begin;
     std::vector<Item> Items(N);
@@ -352,7 +524,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     // the blob index consulted is the one of the previous batches.
     auto Work = [&] {
       ZSTD_CCtx *Ctx = nullptr;
-      std::vector<uint8_t> Buf, Scratch;
+      std::vector<uint8_t> Buf, Scratch, Prefix;
       for (size_t I; (I = Next.fetch_add(1)) < N;) {
         Item &It = Items[I];
         Output &O = *Outs[Sequence[Begin + I].first];
@@ -361,10 +533,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
         const uint8_t *Data = nullptr;
         size_t Size = 0;
         if (Status S = E.Source.read(Buf, Data, Size)) {
-          It.Err = EO.NameEntriesInErrors
-                       ? Status::error(E.Key + " (" + E.Arch +
-                                       "): " + S.message())
-                       : std::move(S);
+          It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
           continue;
         }
         It.Size = Size;
@@ -387,8 +556,14 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
         }
         if (!Ctx)
           Ctx = ZSTD_createCCtx();
-        if (Status S = compressFrame(Ctx, Data, Size, EO.ZstdLevel, Scratch,
-                                     It.Frame)) {
+        FrameParams FP = O.Params;
+        if (O.Shared) {
+          O.Segments.concatenate(
+              O.Segments.itemSegments(Sequence[Begin + I].second), Prefix);
+          FP.Prefix = Prefix.data();
+          FP.PrefixSize = Prefix.size();
+        }
+        if (Status S = compressFrame(Ctx, Data, Size, FP, Scratch, It.Frame)) {
           It.Err = std::move(S);
           continue;
         }
@@ -399,18 +574,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
       }
       ZSTD_freeCCtx(Ctx);
     };
-    unsigned Workers = static_cast<unsigned>(std::min<size_t>(MaxThreads, N));
-    std::vector<std::thread> Pool;
-    for (unsigned T = 1; T < Workers; ++T) {
-      try {
-        Pool.emplace_back(Work);
-      } catch (const std::system_error &) {
-        break; // no more threads available: the others do the work
-      }
-    }
-    Work();
-    for (std::thread &T : Pool)
-      T.join();
+    runOnWorkers(N, MaxThreads, Work);
 
     // Results go out in order, so the bytes never depend on timing.
     for (size_t I = 0; I < N; ++I) {
@@ -421,6 +585,10 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
       Entry &E = O.W->Entries[Sequence[Begin + I].second];
       const ArchiveWriterOptions &EO = O.W->Opts;
       E.OriginalSize = It.Size;
+      const std::vector<uint32_t> NoSegments;
+      const std::vector<uint32_t> &EntrySegments =
+          O.Shared ? O.Segments.itemSegments(Sequence[Begin + I].second)
+                   : NoSegments;
 
       if (EO.Deduplicate) {
         bool Found = false;
@@ -430,12 +598,11 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
             continue;
           const uint8_t *Mine = It.Raw;
           if (!Mine) { // encoded in this batch: compare the decoded frame
-            Ours.resize(It.Size);
-            size_t Got = ZSTD_decompress(Ours.data(), Ours.size(),
-                                         It.Frame.data(), It.Frame.size());
-            if (ZSTD_isError(Got) || Got != It.Size)
-              return Status::error("internal error: a zstd frame does not "
-                                   "decompress");
+            std::vector<uint8_t> Prefix;
+            O.Segments.concatenate(EntrySegments, Prefix);
+            if (Status S = decompressFrame(It.Frame.data(), It.Frame.size(),
+                                           Prefix, It.Size, Ours))
+              return S;
             Mine = Ours.data();
           }
           if (Status S = O.storedContent(B->second, Theirs))
@@ -453,13 +620,19 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
       if (!It.Encoded) { // a likely duplicate that was not one
         if (!SerialCtx)
           SerialCtx.reset(ZSTD_createCCtx());
-        if (Status S = compressFrame(SerialCtx.get(), It.Raw, It.Size,
-                                     EO.ZstdLevel, SerialScratch, It.Frame))
+        std::vector<uint8_t> Prefix;
+        O.Segments.concatenate(EntrySegments, Prefix);
+        FrameParams FP = O.Params;
+        FP.Prefix = Prefix.data();
+        FP.PrefixSize = Prefix.size();
+        if (Status S = compressFrame(SerialCtx.get(), It.Raw, It.Size, FP,
+                                     SerialScratch, It.Frame))
           return S;
       }
       Blob B;
       B.Offset = O.F.offset();
       B.OriginalSize = It.Size;
+      B.Segments = EntrySegments;
       if (O.Zstd) {
         if (It.Frame.size() > UINT32_MAX)
           return Status::error(E.Key + " (" + E.Arch +
@@ -489,9 +662,13 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
   std::vector<uint64_t> FileBytes(Outs.size());
   for (size_t J = 0; J < Outs.size(); ++J) {
     Output &O = *Outs[J];
+    O.Segments.releaseContent();
+    uint64_t KernelEnd = O.F.offset();
+    if (O.Shared)
+      if (Status S = O.writeSegmentIndex())
+        return S;
     uint64_t TocOffset = O.F.offset();
-    if (Status S = O.F.write(
-            O.W->buildToc(BlobStart, TocOffset - BlobStart, O.Blobs)))
+    if (Status S = O.F.write(O.W->buildToc(O, KernelEnd)))
       return S;
     uint8_t TocField[8];
     writeLE<uint64_t>(TocField, TocOffset);
@@ -500,7 +677,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     if (O.Zstd) {
       uint8_t Count[4];
       writeLE<uint32_t>(Count, static_cast<uint32_t>(O.Blobs.size()));
-      if (Status S = O.F.writeAt(BlobStart, Count, sizeof(Count)))
+      if (Status S = O.F.writeAt(O.KernelStart, Count, sizeof(Count)))
         return S;
     }
     FileBytes[J] = O.F.offset();
@@ -515,6 +692,11 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
       St.OriginalBytes += E.OriginalSize;
     St.FileBytes = FileBytes[J];
     St.Deduplicated = Outs[J]->Deduplicated;
+    St.SharedSegments = Outs[J]->SegmentFrames.size();
+    for (const Blob &B : Outs[J]->SegmentFrames) {
+      St.SharedBytes += B.OriginalSize;
+      St.SharedStoredBytes += B.Size;
+    }
   }
   return Status::ok();
 }
@@ -531,18 +713,18 @@ std::string kpack::defaultArchFamily(const std::vector<std::string> &Arches) {
 }
 
 std::vector<uint8_t>
-ArchiveWriter::buildToc(uint64_t BlobBegin, uint64_t BlobSize,
-                        const std::vector<Blob> &Blobs) const {
-  bool Zstd = Opts.Compression == ArchiveCompression::ZstdPerKernel;
+ArchiveWriter::buildToc(const Output &O, uint64_t KernelEnd) const {
+  const bool Zstd = O.Zstd, Shared = O.Shared;
+  const std::vector<Blob> &Blobs = O.Blobs;
   std::vector<std::string> Arches = arches();
 
   // Key order matches upstream's writer, so upstream-shaped tooling that
-  // compares TOCs sees the same layout.
+  // compares TOCs sees the same layout; version 2 adds its keys at the end.
   msgpack::sbuffer Buf;
   msgpack::packer<msgpack::sbuffer> P(Buf);
-  P.pack_map(Zstd ? 8 : 7);
+  P.pack_map(Shared ? 12 : Zstd ? 8 : 7);
   packStr(P, "format_version");
-  P.pack_uint32(1);
+  P.pack_uint32(archiveFormatVersion(Opts.Compression));
   packStr(P, "group_name");
   packStr(P, Opts.GroupName);
   packStr(P, "gfx_arch_family");
@@ -564,8 +746,10 @@ ArchiveWriter::buildToc(uint64_t BlobBegin, uint64_t BlobSize,
     P.pack_map(static_cast<uint32_t>(KeyEntries[K].size()));
     for (size_t I : KeyEntries[K]) {
       const Entry &E = Entries[I];
+      const Blob &B = Blobs[E.Ordinal];
       packStr(P, E.Arch);
-      bool Frames = Zstd && Opts.FrameOffsets;
+      // Version 2 readers rely on the frame location.
+      bool Frames = Zstd && (Opts.FrameOffsets || Shared);
       P.pack_map(3 + (Frames ? 2 : 0) + (E.Metadata.empty() ? 0 : 1));
       packStr(P, "type");
       packStr(P, "hsaco");
@@ -583,9 +767,9 @@ ArchiveWriter::buildToc(uint64_t BlobBegin, uint64_t BlobSize,
       }
       if (Frames) {
         packStr(P, "frame_offset");
-        P.pack_uint64(Blobs[E.Ordinal].Offset);
+        P.pack_uint64(B.Offset);
         packStr(P, "frame_size");
-        P.pack_uint64(Blobs[E.Ordinal].Size);
+        P.pack_uint64(B.Size);
       }
     }
   }
@@ -594,9 +778,19 @@ ArchiveWriter::buildToc(uint64_t BlobBegin, uint64_t BlobSize,
   packStr(P, compressionSchemeName(Opts.Compression));
   if (Zstd) {
     packStr(P, "zstd_offset");
-    P.pack_uint64(BlobBegin);
+    P.pack_uint64(O.KernelStart);
     packStr(P, "zstd_size");
-    P.pack_uint64(BlobSize);
+    P.pack_uint64(KernelEnd - O.KernelStart);
+    if (Shared) {
+      packStr(P, "shared_offset");
+      P.pack_uint64(O.SharedStart);
+      packStr(P, "shared_size");
+      P.pack_uint64(O.SharedEnd - O.SharedStart);
+      packStr(P, "shared_index_offset");
+      P.pack_uint64(O.IndexStart);
+      packStr(P, "shared_index_size");
+      P.pack_uint64(O.IndexEnd - O.IndexStart);
+    }
   } else {
     packStr(P, "blobs");
     P.pack_array(static_cast<uint32_t>(Blobs.size()));
@@ -609,4 +803,126 @@ ArchiveWriter::buildToc(uint64_t BlobBegin, uint64_t BlobSize,
     }
   }
   return std::vector<uint8_t>(Buf.data(), Buf.data() + Buf.size());
+}
+
+//===----------------------------------------------------------------------===//
+// Shared segments (format version 2, docs/format-extensions.md)
+//===----------------------------------------------------------------------===//
+
+Status ArchiveWriter::writeSharedSegments(
+    std::vector<Job> &Jobs,
+    const std::vector<std::pair<size_t, size_t>> &Sequence,
+    std::vector<std::unique_ptr<Output>> &Outs) {
+  // Positions in Sequence of the entries of shared-segments archives.
+  std::vector<size_t> Analysed;
+  for (size_t K = 0; K < Sequence.size(); ++K)
+    if (Outs[Sequence[K].first]->Shared)
+      Analysed.push_back(K);
+  std::vector<std::unique_ptr<SharedContentIndex>> Index(Outs.size());
+  for (size_t J = 0; J < Outs.size(); ++J)
+    if (Outs[J]->Shared)
+      Index[J] = std::make_unique<SharedContentIndex>(
+          Outs[J]->W->Opts.SharedLimits);
+  const ArchiveWriterOptions &First = Jobs.front().Writer->Opts;
+  const unsigned MaxThreads = threadsFor(First);
+
+  // Pass 1: every source read, chunked in parallel, indexed in order. With
+  // deduplication, a second copy of a code object is left out: it is stored
+  // as an alias and would only make its whole content look shared.
+  std::vector<std::set<std::pair<uint64_t, uint64_t>>> Seen(Outs.size());
+  struct Item {
+    Status Err;
+    std::vector<uint8_t> Owned;
+    const uint8_t *Data = nullptr;
+    size_t Size = 0;
+    uint64_t Hash = 0;
+    std::vector<ContentChunk> Chunks;
+  };
+  for (size_t Begin = 0; Begin < Analysed.size();) {
+    size_t End = batchEnd(Begin, Analysed.size(), First.BatchBytes,
+                          [&](size_t K) {
+                            const auto &[J, I] = Sequence[Analysed[K]];
+                            return Jobs[J].Writer->Entries[I].Source.sizeHint();
+                          });
+    size_t N = End - Begin;
+    std::vector<Item> Items(N);
+    std::atomic<size_t> Next{0};
+    runOnWorkers(N, MaxThreads, [&] {
+      std::vector<uint8_t> Buf;
+      for (size_t I; (I = Next.fetch_add(1)) < N;) {
+        Item &It = Items[I];
+        const auto &[J, EI] = Sequence[Analysed[Begin + I]];
+        const ArchiveWriterOptions &EO = Outs[J]->W->Opts;
+        const Entry &E = Outs[J]->W->Entries[EI];
+        if (Status S = E.Source.read(Buf, It.Data, It.Size)) {
+          It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
+          continue;
+        }
+        if (It.Size && It.Data == Buf.data()) {
+          It.Owned.swap(Buf);
+          It.Data = It.Owned.data();
+        }
+        if (EO.Deduplicate)
+          It.Hash = contentHash(It.Data, It.Size);
+        It.Chunks = chunkContent(It.Data, It.Size);
+      }
+    });
+    for (size_t I = 0; I < N; ++I) {
+      Item &It = Items[I];
+      if (It.Err)
+        return It.Err;
+      const auto &[J, EI] = Sequence[Analysed[Begin + I]];
+      if (!Outs[J]->W->Opts.Deduplicate ||
+          Seen[J].emplace(It.Hash, It.Size).second)
+        Index[J]->add(static_cast<uint32_t>(EI), It.Data, It.Chunks);
+      It = Item();
+    }
+    Begin = End;
+  }
+
+  // The segments of each archive, compressed in parallel, their frames
+  // written back to back (the index follows the code objects).
+  for (size_t J = 0; J < Outs.size(); ++J) {
+    Output &O = *Outs[J];
+    if (!O.Shared)
+      continue;
+    O.Segments = Index[J]->finish(O.W->Entries.size());
+    Index[J].reset();
+    const size_t Count = O.Segments.size();
+    if (Count > UINT32_MAX)
+      return Status::error("too many shared segments");
+    for (uint32_t I = 0; I < Count; ++I)
+      if (O.Segments.segmentSize(I) > UINT32_MAX)
+        return Status::error("a shared segment exceeds 4 GiB");
+    std::vector<std::vector<uint8_t>> Frames(Count);
+    std::vector<Status> Errors(Count);
+    std::atomic<size_t> Next{0};
+    runOnWorkers(Count, MaxThreads, [&] {
+      ZSTD_CCtx *Ctx = ZSTD_createCCtx();
+      std::vector<uint8_t> Segment, Scratch;
+      for (size_t I; (I = Next.fetch_add(1)) < Count;) {
+        O.Segments.segment(static_cast<uint32_t>(I), Segment);
+        Errors[I] = compressFrame(Ctx, Segment.data(), Segment.size(),
+                                  O.Params, Scratch, Frames[I]);
+      }
+      ZSTD_freeCCtx(Ctx);
+    });
+    O.SharedStart = O.F.offset();
+    for (size_t I = 0; I < Count; ++I) {
+      if (Errors[I])
+        return Errors[I];
+      if (Frames[I].size() > UINT32_MAX)
+        return Status::error("a shared segment's frame exceeds 4 GiB");
+      Blob B;
+      B.Offset = O.F.offset();
+      B.Size = Frames[I].size();
+      B.OriginalSize = O.Segments.segmentSize(static_cast<uint32_t>(I));
+      if (Status S = O.F.write(Frames[I]))
+        return S;
+      std::vector<uint8_t>().swap(Frames[I]);
+      O.SegmentFrames.push_back(std::move(B));
+    }
+    O.SharedEnd = O.F.offset();
+  }
+  return Status::ok();
 }

@@ -1,8 +1,12 @@
 //===- kpack/ArchiveReader.h - Lazy .kpack archive reader -------*- C++ -*-===//
 //
-// Reads a .kpack archive (docs/FORMAT.md §1): opening reads and validates the
-// 16-byte header and the msgpack TOC only; reading an entry reads just that
-// entry's bytes (one blob or one zstd frame). Safe on malformed input: every
+// Reads a .kpack archive (docs/FORMAT.md §1, and format version 2 of
+// docs/format-extensions.md): opening reads and validates the 16-byte header
+// and the msgpack TOC only; reading an entry reads just that entry's bytes
+// (one blob or one zstd frame), plus, for "zstd-shared-segments", the
+// archive's segment index (read once, by the first load) and the shared
+// segments the entry's frame is compressed against, each decoded once per
+// archive by the first load that needs it and kept in a bounded cache. Safe on malformed input: every
 // failure is an Status, never an exception, abort or out-of-bounds read.
 //
 // Thread safety: all const member functions may run concurrently; reads and
@@ -28,7 +32,7 @@ class ByteSource;
 
 class ArchiveReader {
 public:
-  enum class Scheme { None, ZstdPerKernel };
+  enum class Scheme { None, ZstdPerKernel, ZstdSharedSegments };
 
   /// One code object: the TOC entry toc[Key][Arch].
   struct Entry {
@@ -49,6 +53,17 @@ public:
     std::vector<std::pair<std::string, std::string>> Metadata;
   };
 
+  /// A shared segment ("zstd-shared-segments"): one zstd frame.
+  struct Segment {
+    uint64_t Offset = 0; ///< of the frame
+    uint64_t Size = 0;   ///< of the frame
+    uint64_t OriginalSize = 0;
+  };
+
+  /// Decoded segments kept per archive by default, least recently used
+  /// dropped first.
+  static constexpr uint64_t SegmentCacheBytes = uint64_t(64) << 20;
+
   static Status open(const std::string &Path,
                        std::unique_ptr<ArchiveReader> &Out);
   /// Opens an archive held in memory (copied); used by fuzzers and tests.
@@ -61,6 +76,28 @@ public:
   /// The TOC's gfx_arches list, in archive order.
   const std::vector<std::string> &gfxArches() const { return GfxArches; }
   Scheme scheme() const { return CompressionScheme; }
+  /// The header's format version: 1, or 2 for "zstd-shared-segments".
+  uint32_t formatVersion() const { return FormatVersion; }
+  /// "zstd-shared-segments": the shared segments and, per stored code object
+  /// (ordinal), the ones its frame is compressed against.
+  struct SegmentIndex {
+    std::vector<Segment> Segments;
+    /// Ordinal O's segments are Lists[ListStart[O] .. ListStart[O + 1]),
+    /// ascending; ListStart has one element more than there are ordinals.
+    std::vector<uint32_t> ListStart;
+    std::vector<uint32_t> Lists;
+  };
+  /// The segment index (empty for other schemes), read and validated by the
+  /// first call or the first load that needs it.
+  Status segmentIndex(const SegmentIndex *&Out) const;
+  /// The segments E's frame is compressed against, ascending (none for
+  /// other schemes).
+  Status entrySegments(const Entry &E, std::vector<uint32_t> &Out) const;
+  /// Bytes of decoded segments to keep (SegmentCacheBytes unless set). A
+  /// segment in use by a load is kept regardless.
+  void setSegmentCacheLimit(uint64_t Bytes);
+  /// Bytes of decoded segments kept now.
+  uint64_t cachedSegmentBytes() const;
   static const char *schemeName(Scheme S);
   uint64_t fileSize() const;
 
@@ -90,6 +127,7 @@ private:
   struct FrameChain;
   struct Decoder;
   struct DecoderPool;
+  struct SegmentCache;
 
   ArchiveReader();
   Status parse();
@@ -97,19 +135,34 @@ private:
   Status locateFrame(const Entry &E, FrameLocation &Loc) const;
   Status walkFrameChain() const;
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
-                           const std::function<void *(size_t)> &Allocate) const;
+                         const std::function<void *(size_t)> &Allocate,
+                         const unsigned char *Prefix, size_t PrefixSize) const;
+  /// The prefix a frame is compressed against: its segments (List), from
+  /// the cache or decoded (and cached). Held keeps them alive while in use.
+  Status prefixOf(const std::vector<uint32_t> &List, Decoder &D,
+                  std::vector<std::shared_ptr<const unsigned char>> &Held,
+                  const unsigned char *&Prefix, size_t &PrefixSize) const;
+  /// Reads segment S's frame and checks it can expand to its original size.
+  Status readSegmentFrame(uint32_t Index, const Segment &S,
+                          std::vector<unsigned char> &Frame) const;
 
   std::unique_ptr<ByteSource> Source;
   std::string GroupName;
   std::string GfxArchFamily;
   std::vector<std::string> GfxArches;
   Scheme CompressionScheme = Scheme::None;
+  uint32_t FormatVersion = 1;
   uint64_t ZstdOffset = 0;
   uint64_t ZstdSize = 0;
+  uint64_t SharedOffset = 0;
+  uint64_t SharedSize = 0;
+  uint64_t SharedIndexOffset = 0;
+  uint64_t SharedIndexSize = 0;
   std::vector<Entry> Entries;
   std::vector<std::string> BinaryNames;
   std::unique_ptr<FrameChain> Chain;
   std::unique_ptr<DecoderPool> Decoders;
+  std::unique_ptr<SegmentCache> SegmentData;
 };
 
 } // namespace kpack

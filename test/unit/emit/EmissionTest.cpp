@@ -149,10 +149,39 @@ TEST(CompressionSettings, OneCheckForEveryWriter) {
   EXPECT_EQ(toString(CompressionSettings::parse("zstd", 0).takeError()),
             "zstd level 0 is not in 1..22");
   EXPECT_EQ(toString(CompressionSettings::parse("none", 5).takeError()),
-            "a compression level needs --compression zstd");
+            "a compression level needs --compression zstd, zstd-long or "
+            "zstd-shared");
   EXPECT_EQ(toString(CompressionSettings::parse("lz4", std::nullopt)
                          .takeError()),
-            "unknown compression 'lz4' (expected none or zstd)");
+            "unknown compression 'lz4' (expected one of none, zstd, "
+            "zstd-long, zstd-shared)");
+}
+
+TEST(CompressionSettings, ReleaseGradeAndSharedSegments) {
+  // Each scheme's own default level; the release grade is only reachable by
+  // its option name (its TOC name is zstd-per-kernel's).
+  auto Long = CompressionSettings::parse("zstd-long", std::nullopt);
+  ASSERT_TRUE(static_cast<bool>(Long));
+  EXPECT_EQ(Long->Scheme, ArchiveCompression::ZstdPerKernelLong);
+  EXPECT_EQ(Long->Level, 19);
+  auto Shared = CompressionSettings::parse("zstd-shared", std::nullopt);
+  ASSERT_TRUE(static_cast<bool>(Shared));
+  EXPECT_EQ(Shared->Scheme, ArchiveCompression::ZstdSharedSegments);
+  EXPECT_EQ(Shared->Level, 9);
+  auto TocName = CompressionSettings::parse("zstd-shared-segments", 12);
+  ASSERT_TRUE(static_cast<bool>(TocName));
+  EXPECT_EQ(TocName->Scheme, ArchiveCompression::ZstdSharedSegments);
+  EXPECT_EQ(TocName->Level, 12);
+  for (ArchiveCompression C :
+       {ArchiveCompression::None, ArchiveCompression::ZstdPerKernel,
+        ArchiveCompression::ZstdPerKernelLong,
+        ArchiveCompression::ZstdSharedSegments}) {
+    auto Parsed =
+        CompressionSettings::parse(CompressionSettings::optionName(C),
+                                   std::nullopt);
+    ASSERT_TRUE(static_cast<bool>(Parsed));
+    EXPECT_EQ(Parsed->Scheme, C);
+  }
 }
 
 //===----------------------------------------------------------------------===//

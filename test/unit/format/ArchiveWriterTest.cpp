@@ -4,7 +4,9 @@
 
 #include "TestArchive.h"
 
+#define ZSTD_STATIC_LINKING_ONLY // ZSTD_getFrameHeader
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -353,6 +355,113 @@ TEST_F(ArchiveWriterTest, StreamsLargeInputsInBoundedMemory) {
 #endif
 #endif
   EXPECT_LT(GrowthKiB, 64 * 1024) << "peak RSS grew by " << GrowthKiB << " KiB";
+}
+
+// Format version 2: header and TOC say 2, the scheme is
+// zstd-shared-segments, segments come first, and the bytes depend neither on
+// the thread count nor on the batch size (the analysis reads the sources in
+// the same batches as the compression).
+TEST_F(ArchiveWriterTest, SharedSegmentsOutputIndependentOfThreadsAndBatching) {
+  std::vector<uint8_t> Common = pattern(40000, 99);
+  std::vector<std::vector<uint8_t>> Payloads;
+  for (unsigned I = 0; I < 24; ++I) {
+    std::vector<uint8_t> P = pattern(2000 + 501 * I, I);
+    P.insert(P.begin() + 1000, Common.begin(), Common.end());
+    Payloads.push_back(P);
+  }
+  std::vector<uint8_t> First;
+  ArchiveWriteStats FirstStats;
+  for (unsigned Threads : {1u, 3u, 8u}) {
+    for (uint64_t Batch : {uint64_t(1), uint64_t(64) << 20}) {
+      ArchiveWriterOptions Opts{"g", "f",
+                                ArchiveCompression::ZstdSharedSegments};
+      Opts.ZstdLevel = defaultZstdLevel(Opts.Compression);
+      Opts.Threads = Threads;
+      Opts.BatchBytes = Batch;
+      ArchiveWriter W(Opts);
+      for (unsigned I = 0; I < Payloads.size(); ++I)
+        ASSERT_FALSE(W.addEntry("k#" + std::to_string(I / 2),
+                                I % 2 ? "gfx1100" : "gfx942",
+                                EntrySource::fromBytes(Payloads[I].data(),
+                                                       Payloads[I].size())));
+      std::string Out = Dir + "/s" + std::to_string(Threads) + ".kpack";
+      ArchiveWriteStats Stats;
+      ASSERT_FALSE(W.write(Out, &Stats));
+      std::vector<uint8_t> Bytes = readFile(Out);
+      if (First.empty()) {
+        First = Bytes;
+        FirstStats = Stats;
+      } else {
+        EXPECT_EQ(Bytes, First) << Threads << " threads, batch " << Batch;
+      }
+    }
+  }
+  ASSERT_GE(First.size(), 72u);
+  EXPECT_EQ(std::string(First.begin(), First.begin() + 4), "KPAK");
+  EXPECT_EQ(First[4], 2); // header version
+  EXPECT_GE(FirstStats.SharedSegments, 1u);
+  EXPECT_GE(FirstStats.SharedBytes, 35000u);
+  EXPECT_EQ(FirstStats.Entries, 24u);
+  // The first segment's frame opens the blob section.
+  EXPECT_EQ(First[64] | First[65] << 8 | First[66] << 16 |
+                uint32_t(First[67]) << 24,
+            ZSTD_MAGICNUMBER);
+  // The TOC: the scheme, then the shared blob's and index's keys at the end;
+  // entries carry no segment lists (the index does).
+  std::string Text(First.begin(), First.end());
+  size_t Scheme = Text.find("zstd-shared-segments"),
+         Index = Text.find("shared_index_offset");
+  ASSERT_NE(Scheme, std::string::npos);
+  ASSERT_NE(Index, std::string::npos);
+  EXPECT_LT(Scheme, Index);
+  EXPECT_EQ(Text.find("\xa8segments"), std::string::npos);
+}
+
+// The release grade stays version 1 and zstd-per-kernel, readable the way
+// upstream reads it; each frame's window spans its whole code object, so
+// repeats far apart compress even at a low level, and every frame decodes
+// with a default streaming decoder too (window at most 2^27).
+TEST_F(ArchiveWriterTest, ReleaseGradeFramesDecodeEverywhere) {
+  // 3 MiB: one 1 MiB block three times.
+  std::vector<uint8_t> Block = pattern(1 << 20, 5), Big;
+  for (int I = 0; I < 3; ++I)
+    Big.insert(Big.end(), Block.begin(), Block.end());
+  uint64_t Sizes[2];
+  for (ArchiveCompression C :
+       {ArchiveCompression::ZstdPerKernel, ArchiveCompression::ZstdPerKernelLong}) {
+    ArchiveWriterOptions Opts{"g", "f", C};
+    Opts.ZstdLevel = 1; // a 512 KiB window by default
+    ArchiveWriter W(Opts);
+    ASSERT_FALSE(W.addEntry("k#0", "gfx942",
+                            EntrySource::fromBytes(Big.data(), Big.size())));
+    std::string Out = Dir + "/long.kpack";
+    ArchiveWriteStats Stats;
+    ASSERT_FALSE(W.write(Out, &Stats));
+    Sizes[C == ArchiveCompression::ZstdPerKernelLong] = Stats.FileBytes;
+    DecodedArchive A;
+    ASSERT_EQ(decodeArchive(Out, A), "");
+    EXPECT_EQ(A.Scheme, "zstd-per-kernel");
+    ASSERT_EQ(A.Entries.size(), 1u);
+    EXPECT_EQ(A.Entries[0].Bytes, Big);
+    EXPECT_TRUE(A.Entries[0].FrameHasContentSize);
+    std::vector<uint8_t> File = readFile(Out);
+    EXPECT_EQ(File[4], 1);
+    const uint8_t *Frame = File.data() + A.Entries[0].FrameOffset + 4;
+    size_t FrameSize = A.Entries[0].FrameSize;
+    ZSTD_frameHeader H;
+    ASSERT_EQ(ZSTD_getFrameHeader(&H, Frame, FrameSize), 0u);
+    EXPECT_LE(H.windowSize, uint64_t(1) << 27);
+    // A streaming decoder with its default window limit.
+    ZSTD_DStream *D = ZSTD_createDStream();
+    std::vector<uint8_t> Got(Big.size());
+    ZSTD_inBuffer In{Frame, FrameSize, 0};
+    ZSTD_outBuffer OutBuf{Got.data(), Got.size(), 0};
+    size_t R = ZSTD_decompressStream(D, &OutBuf, &In);
+    ZSTD_freeDStream(D);
+    EXPECT_EQ(R, 0u) << (ZSTD_isError(R) ? ZSTD_getErrorName(R) : "");
+    EXPECT_EQ(Got, Big);
+  }
+  EXPECT_LT(Sizes[1] * 2, Sizes[0]) << "long " << Sizes[1] << " vs " << Sizes[0];
 }
 
 } // namespace

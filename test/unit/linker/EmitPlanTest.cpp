@@ -73,6 +73,28 @@ TEST(EmitPlan, CompressionLevel) {
             "23 is not in 1..22");
 }
 
+// --kpack-compression names the scheme as every writer's --compression does;
+// the level is then that scheme's.
+TEST(EmitPlan, CompressionScheme) {
+  KpackOptions O;
+  O.OutputArchive = "/x/y.kpack";
+  O.Compression = "zstd-shared";
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Scheme,
+            kpack::ArchiveCompression::ZstdSharedSegments);
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Level, 9);
+  O.Compression = "zstd-long";
+  O.CompressionLevel = 22;
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Scheme,
+            kpack::ArchiveCompression::ZstdPerKernelLong);
+  EXPECT_EQ(planOk(O, "/x/app").Compression.Level, 22);
+  O.Compression = "lz4";
+  auto P = planEmission(O, "/x/app");
+  ASSERT_FALSE(bool(P));
+  EXPECT_EQ(llvm::toString(P.takeError()),
+            "invalid --kpack-compression 'lz4': unknown compression 'lz4' "
+            "(expected one of none, zstd, zstd-long, zstd-shared)");
+}
+
 TEST(EmitPlan, ArchiveMustNotBeTheOutput) {
   KpackOptions O;
   O.OutputArchive = "/x/app";

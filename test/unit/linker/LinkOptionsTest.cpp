@@ -28,11 +28,13 @@ TEST(LinkOptions, KpackOptionsAreStrippedInBothSpellings) {
   ParsedCommandLine P = parseOk(
       {"-pie", "a.o", "--kpack-output=x.kpack", "--kpack-name", "lib",
        "-o", "out", "--kpack-search-path=p1", "--kpack-search-path", "p2",
-       "--kpack-compression-level=0", "-lc"});
+       "--kpack-compression-level=0", "--kpack-compression", "zstd-shared",
+       "-lc"});
   EXPECT_EQ(P.Kpack.OutputArchive, "x.kpack");
   EXPECT_EQ(P.Kpack.KernelName, "lib");
   EXPECT_EQ(P.Kpack.SearchPaths, (std::vector<std::string>{"p1", "p2"}));
   EXPECT_EQ(P.Kpack.CompressionLevel, 0);
+  EXPECT_EQ(P.Kpack.Compression, "zstd-shared");
   EXPECT_EQ(P.Linker.Args,
             (std::vector<std::string>{"-pie", "a.o", "-o", "out", "-lc"}));
   EXPECT_EQ(P.Linker.Output, "out");

@@ -136,13 +136,19 @@ struct TestEntry {
 };
 
 struct ArchiveSpec {
-  std::string Scheme = "zstd-per-kernel"; // or "none"
+  /// "zstd-per-kernel", "none", or "zstd-shared-segments" (format version
+  /// 2, docs/format-extensions.md).
+  std::string Scheme = "zstd-per-kernel";
   std::string GroupName = "test";
   std::string Family = "gfx110X";
   std::vector<std::string> Arches = {"gfx1100", "gfx1101"};
   std::vector<TestEntry> Entries;
   bool FrameExtension = false; // write entry fields frame_offset/frame_size
   int ZstdLevel = 3;
+  /// "zstd-shared-segments": the shared segments, and per entry (by index)
+  /// the ones its frame is compressed against (none if absent).
+  std::vector<Bytes> Segments;
+  std::vector<std::vector<uint32_t>> EntrySegments;
 };
 
 /// An archive before serialization: blob bytes (placed at offset 64) and TOC.
@@ -161,11 +167,30 @@ inline void appendLE32(Bytes &Out, uint32_t V) {
     Out.push_back(uint8_t(V >> (8 * I)));
 }
 
+/// One zstd frame of Data at Level, against a raw-content Prefix if given.
+inline Bytes zstdFrame(const Bytes &Data, int Level, const Bytes &Prefix = {}) {
+  Bytes Frame(ZSTD_compressBound(Data.size()));
+  ZSTD_CCtx *C = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(C, ZSTD_c_compressionLevel, Level);
+  if (!Prefix.empty())
+    ZSTD_CCtx_refPrefix(C, Prefix.data(), Prefix.size());
+  size_t N =
+      ZSTD_compress2(C, Frame.data(), Frame.size(), Data.data(), Data.size());
+  ZSTD_freeCCtx(C);
+  if (ZSTD_isError(N))
+    throw std::runtime_error("ZSTD_compress2 failed");
+  Frame.resize(N);
+  return Frame;
+}
+
 inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
+  const bool Shared = Spec.Scheme == "zstd-shared-segments";
+  const bool Zstd = Spec.Scheme == "zstd-per-kernel" || Shared;
   ArchiveParts Parts;
+  Parts.Version = Shared ? 2 : 1;
   TocValue &Toc = Parts.Toc;
   Toc = TocValue::map();
-  Toc["format_version"] = 1;
+  Toc["format_version"] = Shared ? 2 : 1;
   Toc["group_name"] = Spec.GroupName;
   Toc["gfx_arch_family"] = Spec.Family;
   TocValue Arches = TocValue::array();
@@ -175,7 +200,34 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
   Toc["compression_scheme"] = Spec.Scheme;
   TocValue Index = TocValue::map();
   TocValue Blobs = TocValue::array();
-  if (Spec.Scheme == "zstd-per-kernel")
+  // Version 2: the segment frames first; their index follows the code
+  // objects.
+  Bytes SegmentIndex;
+  if (Shared) {
+    appendLE32(SegmentIndex, uint32_t(Spec.Segments.size()));
+    appendLE32(SegmentIndex, uint32_t(Spec.Entries.size()));
+    for (const Bytes &S : Spec.Segments) {
+      Bytes Frame = zstdFrame(S, Spec.ZstdLevel);
+      appendLE32(SegmentIndex, uint32_t(Frame.size()));
+      appendLE32(SegmentIndex, uint32_t(S.size()));
+      Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
+    }
+    Bytes Lists;
+    uint32_t Start = 0;
+    for (size_t O = 0; O <= Spec.Entries.size(); ++O) {
+      appendLE32(SegmentIndex, Start);
+      if (O < Spec.EntrySegments.size() && O < Spec.Entries.size())
+        for (uint32_t S : Spec.EntrySegments[O]) {
+          appendLE32(Lists, S);
+          ++Start;
+        }
+    }
+    SegmentIndex.insert(SegmentIndex.end(), Lists.begin(), Lists.end());
+    Toc["shared_offset"] = BlobStart;
+    Toc["shared_size"] = uint64_t(Parts.Blob.size());
+  }
+  const uint64_t KernelStart = BlobStart + Parts.Blob.size();
+  if (Zstd)
     appendLE32(Parts.Blob, uint32_t(Spec.Entries.size()));
   for (size_t Ordinal = 0; Ordinal < Spec.Entries.size(); ++Ordinal) {
     const TestEntry &E = Spec.Entries[Ordinal];
@@ -183,7 +235,18 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
     Fields["type"] = "hsaco";
     Fields["ordinal"] = uint64_t(Ordinal);
     Fields["original_size"] = uint64_t(E.Data.size());
-    if (Spec.Scheme == "zstd-per-kernel") {
+    if (Shared) {
+      Bytes Prefix;
+      if (Ordinal < Spec.EntrySegments.size())
+        for (uint32_t S : Spec.EntrySegments[Ordinal])
+          Prefix.insert(Prefix.end(), Spec.Segments[S].begin(),
+                        Spec.Segments[S].end());
+      Bytes Frame = zstdFrame(E.Data, Spec.ZstdLevel, Prefix);
+      Fields["frame_offset"] = uint64_t(BlobStart + Parts.Blob.size());
+      Fields["frame_size"] = uint64_t(Frame.size());
+      appendLE32(Parts.Blob, uint32_t(Frame.size()));
+      Parts.Blob.insert(Parts.Blob.end(), Frame.begin(), Frame.end());
+    } else if (Zstd) {
       Bytes Frame(ZSTD_compressBound(E.Data.size()));
       size_t N = ZSTD_compress(Frame.data(), Frame.size(), E.Data.data(),
                                E.Data.size(), Spec.ZstdLevel);
@@ -205,10 +268,17 @@ inline ArchiveParts buildParts(const ArchiveSpec &Spec) {
     }
     Index[E.Key][E.Arch] = Fields;
   }
-  if (Spec.Scheme == "zstd-per-kernel") {
-    Toc["zstd_offset"] = BlobStart;
-    Toc["zstd_size"] = uint64_t(Parts.Blob.size());
-  } else {
+  if (Zstd) {
+    Toc["zstd_offset"] = KernelStart;
+    Toc["zstd_size"] = uint64_t(BlobStart + Parts.Blob.size() - KernelStart);
+  }
+  if (Shared) {
+    Toc["shared_index_offset"] = uint64_t(BlobStart + Parts.Blob.size());
+    Toc["shared_index_size"] = uint64_t(SegmentIndex.size());
+    Parts.Blob.insert(Parts.Blob.end(), SegmentIndex.begin(),
+                      SegmentIndex.end());
+  }
+  if (!Zstd) {
     Toc["blobs"] = Blobs;
   }
   Toc["toc"] = Index;

@@ -13,6 +13,7 @@
 #include <thread>
 
 using namespace kpack_test;
+using kpack::ArchiveReader;
 
 namespace {
 
@@ -50,6 +51,47 @@ TEST_P(Concurrency, EightThreadsLoadFromOneArchive) {
     T.join();
   EXPECT_EQ(Mismatches.load(), 0);
   kpack_close(A);
+}
+
+// Format version 2: loads that need the same segments wait for one decode of
+// each, and a cache limit below what the loads use makes them evict each
+// other's segments while others still hold them.
+TEST(Concurrency, EightThreadsShareSegments) {
+  ArchiveSpec Spec;
+  Spec.Scheme = "zstd-shared-segments";
+  for (int S = 0; S < 4; ++S)
+    Spec.Segments.push_back(payload("s" + std::to_string(S), 6000 + 100 * S));
+  for (uint32_t I = 0; I < 16; ++I) {
+    std::vector<uint32_t> Uses = {I % 4};
+    if (I % 3 == 0 && I % 4 != 3)
+      Uses.push_back(3);
+    Bytes Data = payload("t" + std::to_string(I), 3000);
+    for (uint32_t S : Uses)
+      Data.insert(Data.end(), Spec.Segments[S].begin(), Spec.Segments[S].end());
+    Spec.Entries.push_back({"k#" + std::to_string(I), "gfx1100", Data});
+    Spec.EntrySegments.push_back(Uses);
+  }
+  Bytes Image = buildArchive(Spec);
+  for (uint64_t Limit : {ArchiveReader::SegmentCacheBytes, uint64_t(8000)}) {
+    std::unique_ptr<ArchiveReader> R;
+    ASSERT_FALSE(ArchiveReader::openBytes(Image.data(), Image.size(), R));
+    R->setSegmentCacheLimit(Limit);
+    std::atomic<int> Mismatches{0};
+    std::vector<std::thread> Threads;
+    for (int T = 0; T < 8; ++T)
+      Threads.emplace_back([&, T] {
+        for (int Round = 0; Round < 40; ++Round) {
+          const TestEntry &E =
+              Spec.Entries[(T * 5 + Round) % Spec.Entries.size()];
+          std::vector<uint8_t> Out;
+          if (R->read(*R->find(E.Key, E.Arch), Out) || Out != E.Data)
+            ++Mismatches;
+        }
+      });
+    for (std::thread &T : Threads)
+      T.join();
+    EXPECT_EQ(Mismatches.load(), 0) << "limit " << Limit;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FrameLookup, Concurrency, ::testing::Bool(),

@@ -47,6 +47,53 @@ Bytes withBytes(const std::function<void(Bytes &)> &Edit) {
   return B;
 }
 
+/// Format version 2 ("zstd-shared-segments"): k#0/gfx1100 is compressed
+/// against segments 0 and 1, k#0/gfx1101 against segment 0, k#1 alone;
+/// segment 2 has segment 1's size and other bytes.
+ArchiveSpec sharedSpec() {
+  ArchiveSpec Spec;
+  Spec.Scheme = "zstd-shared-segments";
+  Bytes A = payload("seg-a", 2000), B = payload("seg-b", 1500);
+  auto Cat = [](std::initializer_list<Bytes> Parts) {
+    Bytes Out;
+    for (const Bytes &P : Parts)
+      Out.insert(Out.end(), P.begin(), P.end());
+    return Out;
+  };
+  Spec.Segments = {A, B, payload("seg-c", 1500)};
+  Spec.Entries = {{"k#0", "gfx1100", Cat({A, payload("k0-1100", 800), B})},
+                  {"k#0", "gfx1101", Cat({payload("k0-1101", 500), A})},
+                  {"k#1", "gfx1100", payload("k1-1100", 1000)}};
+  Spec.EntrySegments = {{0, 1}, {0}, {}};
+  return Spec;
+}
+
+Bytes withShared(const std::function<void(ArchiveParts &)> &Edit) {
+  ArchiveParts P = buildParts(sharedSpec());
+  Edit(P);
+  return serialize(P);
+}
+
+// sharedSpec()'s segment frames start at 64; its index (three segments,
+// three code objects) is: counts, the (frame size, original size) table,
+// four list starts, then the lists {0, 1}, {0}.
+constexpr size_t SegFrame0At = 64;
+constexpr size_t IndexTable = 8, IndexStarts = 8 + 3 * 8,
+                 IndexLists = IndexStarts + 4 * 4;
+
+/// The shared archive's bytes, edited given the file offset of its index.
+Bytes withSharedBytes(const std::function<void(Bytes &, size_t)> &Edit) {
+  ArchiveParts P = buildParts(sharedSpec());
+  size_t Index = size_t(P.Toc["shared_index_offset"].U);
+  Bytes B = serialize(P);
+  Edit(B, Index);
+  return B;
+}
+
+uint32_t getLE32(const Bytes &B, size_t At) {
+  return B[At] | B[At + 1] << 8 | B[At + 2] << 16 | uint32_t(B[At + 3]) << 24;
+}
+
 TocValue &entry(ArchiveParts &P, const char *Key = "k#0",
                 const char *Arch = "gfx1100") {
   return P.Toc["toc"][Key][Arch];
@@ -490,6 +537,210 @@ std::vector<MalformedArchive> malformedArchives() {
              "zstd-per-kernel", true);
        },
        Ok, Invalid});
+  // Format version 2, scheme "zstd-shared-segments": the scheme and the
+  // header version go together (an upstream reader would read the scheme as
+  // "none").
+  C.push_back({"v2_scheme_in_version_1",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Version = 1;
+                   P.Toc["format_version"] = 1;
+                 });
+               },
+               Invalid});
+  C.push_back({"v1_scheme_in_version_2",
+               [] {
+                 return withParts([](ArchiveParts &P) {
+                   P.Version = 2;
+                   P.Toc["format_version"] = 2;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_toc_format_version_1",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["format_version"] = 1; });
+               },
+               Version});
+  C.push_back({"version_3",
+               [] { return withShared([](ArchiveParts &P) { P.Version = 3; }); },
+               Version});
+  C.push_back({"v2_shared_offset_missing",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc.erase("shared_offset"); });
+               },
+               Invalid});
+  C.push_back({"v2_shared_blob_past_eof",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_offset"] = uint64_t(1) << 33;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_shared_size_string",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["shared_size"] = "40"; });
+               },
+               Parse});
+  C.push_back({"v2_index_offset_missing",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc.erase("shared_index_offset");
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_index_past_eof",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_index_size"] = uint64_t(1) << 20;
+                 });
+               },
+               Invalid});
+  C.push_back({"v2_index_below_counts",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["shared_index_size"] = 8; });
+               },
+               Invalid});
+  // The index, read by the first load that needs it.
+  C.push_back({"v2_index_segment_count_huge",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index, 0xffffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_index_code_object_count_huge",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + 4, 0x7fffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_index_size_too_large",
+               [] {
+                 // The lists no longer end the index.
+                 return withShared([](ArchiveParts &P) {
+                   P.Toc["shared_index_size"].U += 4;
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_frames_short_of_blob",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { P.Toc["shared_size"].U += 1; });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_frame_past_blob",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable, 0x7fffffff);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_starts_out_of_order",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 3); // 0, 3, 3, 3
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_first_start_not_zero",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts, 1);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_descending",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists, 1);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_repeated",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists + 4, 0);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_list_segment_past_count",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexLists + 4, 3);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"v2_ordinal_past_index",
+               [] {
+                 return withShared(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = 3; });
+               },
+               Ok, Invalid});
+  // Frames and prefixes that disagree. The lists are {0, 1}, {0}, {} at
+  // starts 0, 2, 3, 3; the edits keep three list words.
+  C.push_back({"v2_list_dropped",
+               [] {
+                 // k#0/gfx1100 without its prefix: {}, {0}, {0, 1}.
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 0);
+                   putLE32(B, Index + IndexStarts + 8, 1);
+                   putLE32(B, Index + IndexLists, 0);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                   putLE32(B, Index + IndexLists + 8, 1);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_list_shortened",
+               [] {
+                 // k#0/gfx1100 against segment 0 only: {0}, {0}, {1}; its
+                 // frame refers past the shorter prefix.
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexStarts + 4, 1);
+                   putLE32(B, Index + IndexStarts + 8, 2);
+                   putLE32(B, Index + IndexLists + 4, 0);
+                   putLE32(B, Index + IndexLists + 8, 1);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_frame_size_shrunk",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   // Segment 0 one byte shorter, segment 1 one longer: the
+                   // frames still fill the blob.
+                   putLE32(B, Index + IndexTable,
+                           getLE32(B, Index + IndexTable) - 1);
+                   putLE32(B, Index + IndexTable + 8,
+                           getLE32(B, Index + IndexTable + 8) + 1);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_original_size_larger",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable + 4,
+                           getLE32(B, Index + IndexTable + 4) + 1);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_original_size_huge",
+               [] {
+                 return withSharedBytes([](Bytes &B, size_t Index) {
+                   putLE32(B, Index + IndexTable + 12, 0xffffffff);
+                 });
+               },
+               Ok, Decompress});
+  C.push_back({"v2_segment_frame_bad_magic",
+               [] {
+                 return withSharedBytes(
+                     [](Bytes &B, size_t) { B[SegFrame0At] ^= 0xff; });
+               },
+               Ok, Decompress});
   return C;
 }
 
@@ -532,6 +783,21 @@ TEST(MalformedArchive, CorpusIsLarge) {
   EXPECT_GE(malformedArchives().size(), 30u);
 }
 
+// The corpus's version-2 base is itself valid: every entry reads back.
+TEST(MalformedArchive, SharedBaseIsValid) {
+  ArchiveSpec Spec = sharedSpec();
+  Bytes Image = buildArchive(Spec);
+  std::unique_ptr<ArchiveReader> R;
+  ASSERT_FALSE(ArchiveReader::openBytes(Image.data(), Image.size(), R));
+  for (const TestEntry &E : Spec.Entries) {
+    const ArchiveReader::Entry *Found = R->find(E.Key, E.Arch);
+    ASSERT_NE(Found, nullptr);
+    Bytes Out;
+    ASSERT_FALSE(R->read(*Found, Out)) << E.Key << " " << E.Arch;
+    EXPECT_EQ(Out, E.Data);
+  }
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define KPACK_TEST_SANITIZED 1
@@ -566,7 +832,8 @@ TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
   TempDir Dir;
   for (const char *Name :
        {"toc_array_count_huge", "toc_map_count_huge", "toc_str_length_huge",
-        "zstd_count_huge", "zstd_original_size_terabyte"}) {
+        "zstd_count_huge", "zstd_original_size_terabyte",
+        "v2_segment_original_size_huge"}) {
     auto It = std::find_if(
         Cases.begin(), Cases.end(),
         [&](const MalformedArchive &C) { return std::string(C.Name) == Name; });

@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -42,16 +43,26 @@
 namespace kpack {
 
 /// The compression of every writer (`--compression`, `--level`,
-/// `--kpack-compression-level`), validated in one place.
+/// `--kpack-compression`, `--kpack-compression-level`), validated in one
+/// place.
 struct CompressionSettings {
   ArchiveCompression Scheme = ArchiveCompression::ZstdPerKernel;
   int Level = 3;
 
-  /// Scheme names as the command lines spell them ("none", "zstd"); Level
-  /// unset means the scheme's default. Errors name the bad value and the
-  /// accepted ones.
+  /// Scheme names as the command lines spell them (optionName(); also the
+  /// TOC names "zstd-per-kernel" and "zstd-shared-segments"); Level unset
+  /// means the scheme's default (defaultZstdLevel()). Errors name the bad
+  /// value and the accepted ones.
   static llvm::Expected<CompressionSettings>
   parse(llvm::StringRef Scheme, std::optional<int> Level);
+  /// How the command lines spell Scheme: "none", "zstd", "zstd-long",
+  /// "zstd-shared".
+  static llvm::StringRef optionName(ArchiveCompression Scheme);
+  /// Every writer's `--compression` values with their help, for a
+  /// cl::opt<ArchiveCompression>.
+  static llvm::cl::ValuesClass optionValues();
+  /// The same as one line, for a string option passed to parse().
+  static const char *optionHelp();
 };
 
 /// Where an ArchiveSet's archives go and what their TOCs say.

@@ -1,4 +1,4 @@
-//===- kpack/ArchiveWriter.h - Writes .kpack v1 archives --------*- C++ -*-===//
+//===- kpack/ArchiveWriter.h - Writes .kpack archives -----------*- C++ -*-===//
 //
 // Writes the archive of FORMAT.md §1 in a form upstream's reader loads, plus
 // the per-entry frame-offset extension (docs/format-extensions.md), per-entry
@@ -6,16 +6,22 @@
 // entries with identical bytes share one stored blob, i.e. several TOC
 // entries carry the same ordinal, which upstream's reader follows.
 //
+// Opt-in, the "zstd-shared-segments" scheme of format version 2, which
+// upstream readers refuse (docs/format-extensions.md).
+//
 // The writer streams: entries are recorded as sources (bytes, a file range or
 // a callback) and their bytes are produced only while write() runs, a bounded
-// batch at a time, so memory stays proportional to the TOC. Compression runs
-// on a thread pool; the output does not depend on the thread count.
+// batch at a time, so memory stays proportional to the TOC (plus, for the
+// shared-segments scheme, the bounded analysis of kpack/SharedSegments.h).
+// Compression runs on a thread pool; the output does not depend on the
+// thread count.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_ARCHIVEWRITER_H
 #define KPACK_ARCHIVEWRITER_H
 
 #include "kpack/Error.h"
+#include "kpack/SharedSegments.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -35,14 +41,30 @@ class AtomicFile;
 using ArchiveEntryMetadata = std::vector<std::pair<std::string, std::string>>;
 
 enum class ArchiveCompression {
-  None,         ///< "none"
-  ZstdPerKernel ///< "zstd-per-kernel"
+  None,          ///< "none"
+  ZstdPerKernel, ///< "zstd-per-kernel"
+  /// "zstd-per-kernel" for release builds: each frame's window spans its
+  /// whole code object (at most 128 MiB, the limit every zstd decoder
+  /// accepts by default) and long-distance matching is on. Upstream readers
+  /// decode it like any zstd-per-kernel archive.
+  ZstdPerKernelLong,
+  /// "zstd-shared-segments" (format version 2): one zstd frame per code
+  /// object, compressed against the content it shares with other code
+  /// objects, stored once as segments (kpack/SharedSegments.h).
+  ZstdSharedSegments
 };
 
 /// The TOC string for a scheme.
 const char *compressionSchemeName(ArchiveCompression C);
+/// The header and TOC format version a scheme is written with (1 or 2).
+uint32_t archiveFormatVersion(ArchiveCompression C);
+/// The zstd level a scheme uses unless told otherwise (0 for "none"):
+/// 3 (upstream's), 19 for the release grade, 9 for shared segments (where
+/// loads stay as fast as today's level-3 frames; docs/benchmarks.md).
+int defaultZstdLevel(ArchiveCompression C);
 
-/// Where an entry's bytes come from. Sources are read once, during write().
+/// Where an entry's bytes come from. Sources are read during write(): once,
+/// twice for the shared-segments scheme (its analysis, then compression).
 class EntrySource {
 public:
   using Producer = std::function<Status(std::vector<uint8_t> &Out)>;
@@ -94,6 +116,8 @@ struct ArchiveWriterOptions {
   /// A source's error is reported as "<key> (<arch>): <message>"; false: as
   /// the source words it (sources whose messages name their entry).
   bool NameEntriesInErrors = true;
+  /// Bounds of the shared-segments analysis.
+  SharedSegmentLimits SharedLimits = {};
 };
 
 /// What write() reports about the archive it wrote.
@@ -102,6 +126,9 @@ struct ArchiveWriteStats {
   uint64_t OriginalBytes = 0; ///< sum of code-object sizes
   uint64_t FileBytes = 0;     ///< archive size
   uint64_t Deduplicated = 0;  ///< entries stored as aliases of an earlier one
+  uint64_t SharedSegments = 0; ///< shared-segments scheme: segments stored
+  uint64_t SharedBytes = 0;    ///< their original size
+  uint64_t SharedStoredBytes = 0; ///< their compressed size
 };
 
 /// The family an archive gets when none is given: its only arch, or "multi".
@@ -154,11 +181,13 @@ private:
     uint64_t OriginalSize = 0;
     uint64_t Ordinal = 0; ///< index into the stored blobs
   };
-  /// A stored blob (one per distinct content with Deduplicate).
+  /// A stored blob (one per distinct content with Deduplicate), or a shared
+  /// segment.
   struct Blob {
     uint64_t Offset = 0; ///< "none": the bytes; zstd: the u32 size prefix
     uint64_t Size = 0;   ///< "none": the bytes; zstd: the frame
     uint64_t OriginalSize = 0;
+    std::vector<uint32_t> Segments; ///< shared segments it is compressed against
   };
   struct Output;
   ArchiveWriterOptions Opts;
@@ -167,8 +196,13 @@ private:
   std::vector<std::vector<size_t>> KeyEntries;
   std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
 
-  std::vector<uint8_t> buildToc(uint64_t BlobStart, uint64_t BlobSize,
-                                const std::vector<Blob> &Blobs) const;
+  std::vector<uint8_t> buildToc(const Output &O, uint64_t KernelEnd) const;
+  /// The shared-segments analysis of every such output (a first pass over
+  /// the sources), then their segments written (SharedSegments.cpp hooks).
+  static Status writeSharedSegments(
+      std::vector<Job> &Jobs,
+      const std::vector<std::pair<size_t, size_t>> &Sequence,
+      std::vector<std::unique_ptr<Output>> &Outs);
 };
 
 } // namespace kpack
