@@ -6,6 +6,8 @@
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Endian.h"
 
+#include "ElfTestObjects.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,25 +18,7 @@ namespace endian = llvm::support::endian;
 
 namespace {
 
-/// A bare ELF64 header for an AMDGPU code object (no sections).
-std::vector<uint8_t> amdgpuHeader(unsigned Flags, uint16_t Machine =
-                                                      llvm::ELF::EM_AMDGPU) {
-  std::vector<uint8_t> H(sizeof(llvm::ELF::Elf64_Ehdr), 0);
-  std::memcpy(H.data(), "\x7f"
-                        "ELF",
-              4);
-  H[llvm::ELF::EI_CLASS] = llvm::ELF::ELFCLASS64;
-  H[llvm::ELF::EI_DATA] = llvm::ELF::ELFDATA2LSB;
-  H[llvm::ELF::EI_VERSION] = 1;
-  H[llvm::ELF::EI_OSABI] = llvm::ELF::ELFOSABI_AMDGPU_HSA;
-  H[llvm::ELF::EI_ABIVERSION] = llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V5;
-  endian::write16le(&H[16], llvm::ELF::ET_DYN);
-  endian::write16le(&H[18], Machine);
-  endian::write32le(&H[20], 1);
-  endian::write32le(&H[48], Flags);
-  endian::write16le(&H[52], sizeof(llvm::ELF::Elf64_Ehdr));
-  return H;
-}
+using kpack::test::amdgpuHeader;
 
 std::string errorOf(llvm::Expected<std::optional<TargetId>> R) {
   if (R)

@@ -19,6 +19,8 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ElfTestObjects.h"
+
 #include "gtest/gtest.h"
 
 #include <string>
@@ -141,14 +143,7 @@ std::vector<uint8_t> makeImage(PointerStyle Style) {
       "    VAddr: 0x5020\n"
       "    Align: 0x1000\n";
 
-  llvm::SmallString<0> Out;
-  llvm::raw_svector_ostream OS(Out);
-  llvm::yaml::Input In(Yaml);
-  std::string Errors;
-  bool Ok = llvm::yaml::convertYAML(
-      In, OS, [&](const llvm::Twine &Msg) { Errors += Msg.str() + "\n"; });
-  EXPECT_TRUE(Ok) << Errors;
-  return std::vector<uint8_t>(Out.begin(), Out.end());
+  return kpack::test::objectFromYaml(Yaml);
 }
 
 llvm::MemoryBufferRef bufferRef(const std::vector<uint8_t> &Bytes) {

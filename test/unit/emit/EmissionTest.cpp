@@ -24,6 +24,8 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ElfTestObjects.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,20 +49,7 @@ const unsigned Gfx90aXnackOn = llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A |
 /// Fill (so that objects differ in content, not only in size).
 std::vector<uint8_t> codeObject(unsigned Flags, uint8_t Fill,
                                 size_t Size = 200) {
-  std::vector<uint8_t> H(sizeof(llvm::ELF::Elf64_Ehdr), 0);
-  std::memcpy(H.data(), "\x7f"
-                        "ELF",
-              4);
-  H[llvm::ELF::EI_CLASS] = llvm::ELF::ELFCLASS64;
-  H[llvm::ELF::EI_DATA] = llvm::ELF::ELFDATA2LSB;
-  H[llvm::ELF::EI_VERSION] = 1;
-  H[llvm::ELF::EI_OSABI] = llvm::ELF::ELFOSABI_AMDGPU_HSA;
-  H[llvm::ELF::EI_ABIVERSION] = llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V5;
-  endian::write16le(&H[16], llvm::ELF::ET_DYN);
-  endian::write16le(&H[18], llvm::ELF::EM_AMDGPU);
-  endian::write32le(&H[20], 1);
-  endian::write32le(&H[48], Flags);
-  endian::write16le(&H[52], sizeof(llvm::ELF::Elf64_Ehdr));
+  std::vector<uint8_t> H = kpack::test::amdgpuHeader(Flags);
   H.insert(H.end(), Size, Fill);
   return H;
 }
@@ -515,14 +504,7 @@ FatImage makeFatImage() {
                      "    LastSec: .hipFatBinSegment\n"
                      "    VAddr: 0x6020\n"
                      "    Align: 0x1000\n";
-  llvm::SmallString<0> Out;
-  llvm::raw_svector_ostream OS(Out);
-  llvm::yaml::Input In(Yaml);
-  std::string Errors;
-  EXPECT_TRUE(llvm::yaml::convertYAML(
-      In, OS, [&](const llvm::Twine &Msg) { Errors += Msg.str() + "\n"; }))
-      << Errors;
-  F.Bytes.assign(Out.begin(), Out.end());
+  F.Bytes = kpack::test::objectFromYaml(Yaml);
   return F;
 }
 
