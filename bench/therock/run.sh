@@ -3,9 +3,10 @@
 # artifact holding librocsparse and librocrand (with their soname symlinks)
 # against `cp -a` of the same artifact, and `kpack recombine` of two shards
 # split from it against `cp -a` of the shards. Wall time and peak RSS from
-# GNU time, each command run RUNS times (median reported) with a warm page
-# cache (nothing is dropped; outputs are removed and `sync`ed between runs,
-# untimed). Results: docs/benchmarks.md, section "TheRock split and
+# GNU time, medians of RUNS runs with a warm page cache (nothing is dropped;
+# outputs are removed and `sync`ed before each run, untimed). Each command
+# runs once untimed first; then the commands compared take turns, one run
+# each per round. Results: docs/benchmarks.md, section "TheRock split and
 # recombine".
 #
 # usage: bench/therock/run.sh BUILD_DIR [RUNS] [SCRATCH_DIR]
@@ -55,64 +56,79 @@ seconds() { # GNU time's "h:mm:ss" or "m:ss.ss" -> seconds
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# measure LABEL OUTPUT_TO_REMOVE COMMAND...: prints each run, sets MED_WALL
-# and MED_RSS (MiB).
-measure() {
-  local label=$1 out=$2; shift 2
-  local walls=() rsss=()
-  for i in $(seq "$RUNS"); do
-    rm -rf "$out"
-    sync
-    /usr/bin/time -v -o "$W/time.txt" "$@" > "$W/cmd.log" 2>&1 ||
-      { cat "$W/cmd.log" >&2; echo "error: $label failed" >&2; exit 1; }
-    local wall rss
-    wall=$(seconds "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$W/time.txt")")
-    rss=$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$W/time.txt") / 1024 ))
-    echo "  $label run $i: wall ${wall} s, peak RSS ${rss} MiB"
-    walls+=("$wall"); rsss+=("$rss")
+# once KEY OUTPUT_TO_REMOVE COMMAND...: one timed run of COMMAND after
+# removing (and syncing away) the previous output; appends "wall rss" to
+# $W/KEY.runs.
+once() {
+  local key=$1 out=$2; shift 2
+  rm -rf "$out"
+  sync
+  /usr/bin/time -v -o "$W/time.txt" "$@" > "$W/cmd.log" 2>&1 ||
+    { cat "$W/cmd.log" >&2; echo "error: $* failed" >&2; exit 1; }
+  local wall rss
+  wall=$(seconds "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$W/time.txt")")
+  rss=$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$W/time.txt") / 1024 ))
+  echo "$wall $rss" >> "$W/$key.runs"
+}
+# compare KEY... : the commands in the arrays named KEY (output directory
+# first, then the command) run once each untimed (the first run pays for
+# the write-back of earlier outputs), then RUNS rounds, one run of each
+# command per round, so that load changes hit all of them alike.
+compare() {
+  local key round
+  for key in "$@"; do
+    unset -n cmd; local -n cmd=$key
+    once warmup "${cmd[@]}"
   done
-  MED_WALL=$(printf '%s\n' "${walls[@]}" | median)
-  MED_RSS=$(printf '%s\n' "${rsss[@]}" | median)
-  echo "  $label median: wall ${MED_WALL} s, peak RSS ${MED_RSS} MiB"
+  for round in $(seq "$RUNS"); do
+    for key in "$@"; do
+      local -n cmd=$key
+      once "$key" "${cmd[@]}"
+    done
+  done
+  for key in "$@"; do
+    echo "  $key: $(awk '{ printf "%s%s s/%s MiB", (NR > 1 ? ", " : ""), $1, $2 }' "$W/$key.runs")"
+    printf -v "${key}_WALL" '%s' "$(cut -d' ' -f1 "$W/$key.runs" | median)"
+    printf -v "${key}_RSS" '%s' "$(cut -d' ' -f2 "$W/$key.runs" | median)"
+  done
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 cat "$A"/math-libs/*/stage/lib/*.so.*.* > /dev/null
 echo "artifact: $(du -sb "$A" | cut -f1) bytes ($(find "$A" -type f | wc -l) files), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "split (all targets, zstd-3 archives):"
-measure "cp -a" "$W/copy" cp -a "$A" "$W/copy"
-CP_WALL=$MED_WALL CP_RSS=$MED_RSS
-measure "kpack split" "$W/split" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split"
-SPLIT_WALL=$MED_WALL SPLIT_RSS=$MED_RSS
-# The same two with the writeback of their outputs in the timed command: cp -a
-# leaves 1.3 GB of dirty pages behind, split about a fifth of that.
-measure "cp -a; sync" "$W/copy" sh -c 'cp -a "$1" "$2" && sync' sh "$A" "$W/copy"
-CPS_WALL=$MED_WALL
-measure "kpack split; sync" "$W/split" sh -c '"$1" split --artifact-dir "$2" --artifact-prefix math_lib --output-dir "$3" && sync' sh "$KPACK" "$A" "$W/split"
-SPLITS_WALL=$MED_WALL
+echo "split (all targets, zstd-3 archives); runs as wall/peak RSS:"
+cp_artifact=("$W/copy" cp -a "$A" "$W/copy")
+split=("$W/split" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split")
+# Upstream's output format (uncompressed archives): the same work without
+# zstd, which is what bounds the default run on few cores.
+split_none=("$W/split-none" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split-none" --compression none)
+# The same with the writeback of their outputs inside the timed command:
+# cp -a leaves 1.3 GB of dirty pages behind, split about a fifth of that.
+cp_artifact_sync=("$W/copy-sync" sh -c 'cp -a "$1" "$2" && sync' sh "$A" "$W/copy-sync")
+split_sync=("$W/split-sync" sh -c '"$1" split --artifact-dir "$2" --artifact-prefix math_lib --output-dir "$3" && sync' sh "$KPACK" "$A" "$W/split-sync")
+compare cp_artifact split split_none cp_artifact_sync split_sync
 echo "  outputs: $(cd "$W/split" && ls | tr '\n' ' ')"
 echo "  generic: $(du -sb "$W/split/math_lib_generic" | cut -f1) bytes; archives: $(find "$W/split" -name '*.kpack' -printf '%s\n' | awk '{ s += $1 } END { print s }') bytes"
 
 # Two CI shards, as two family builds would produce them.
 "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/shards/shard-gfx9" --gpu-targets gfx900,gfx906,gfx908,gfx90a > /dev/null
 "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/shards/shard-other" --gpu-targets gfx803,gfx1030 > /dev/null
-echo "recombine (shards: $(du -sb "$W/shards" | cut -f1) bytes; $(find "$W/shards" -mindepth 2 -maxdepth 2 -type d | wc -l) artifacts):"
-measure "cp -a" "$W/shards-copy" cp -a "$W/shards" "$W/shards-copy"
-RCP_WALL=$MED_WALL
-measure "kpack recombine" "$W/recombined" "$KPACK" recombine --input-shards-dir "$W/shards" --config "$W/config.json" --output-dir "$W/recombined"
-REC_WALL=$MED_WALL REC_RSS=$MED_RSS
-measure "kpack recombine --copy" "$W/recombined" "$KPACK" recombine --input-shards-dir "$W/shards" --config "$W/config.json" --output-dir "$W/recombined" --copy
-RECC_WALL=$MED_WALL RECC_RSS=$MED_RSS
-echo "  outputs: $(cd "$W/recombined" && ls | tr '\n' ' ')"
+echo "recombine (shards: $(du -sb "$W/shards" | cut -f1) bytes; $(find "$W/shards" -mindepth 2 -maxdepth 2 -type d | wc -l) artifacts); runs as wall/peak RSS:"
+cp_shards=("$W/shards-copy" cp -a "$W/shards" "$W/shards-copy")
+recombine=("$W/recombined" "$KPACK" recombine --input-shards-dir "$W/shards" --config "$W/config.json" --output-dir "$W/recombined")
+recombine_copy=("$W/recombined-copy" "$KPACK" recombine --input-shards-dir "$W/shards" --config "$W/config.json" --output-dir "$W/recombined-copy" --copy)
+compare cp_shards recombine recombine_copy
+echo "  outputs: $(cd "$W/recombined" && ls | tr '\n' ' ')($(du -sb "$W/recombined-copy" | cut -f1) bytes)"
 
 echo
 echo "| step | median wall | peak RSS | x cp -a | target |"
 echo "|---|---|---|---|---|"
-echo "| cp -a artifact | $CP_WALL s | $CP_RSS MiB | 1 | |"
-echo "| kpack split | $SPLIT_WALL s | $SPLIT_RSS MiB | $(ratio "$SPLIT_WALL" "$CP_WALL") | <= 5, <= 1024 MiB |"
-echo "| cp -a artifact; sync | $CPS_WALL s | | 1 | |"
-echo "| kpack split; sync | $SPLITS_WALL s | | $(ratio "$SPLITS_WALL" "$CPS_WALL") | <= 5 |"
-echo "| cp -a shards | $RCP_WALL s | | 1 | |"
-echo "| kpack recombine (hard links) | $REC_WALL s | $REC_RSS MiB | $(ratio "$REC_WALL" "$RCP_WALL") | <= 1.5 |"
-echo "| kpack recombine --copy | $RECC_WALL s | $RECC_RSS MiB | $(ratio "$RECC_WALL" "$RCP_WALL") | <= 1.5 |"
+echo "| cp -a artifact | $cp_artifact_WALL s | $cp_artifact_RSS MiB | 1 | |"
+echo "| kpack split | $split_WALL s | $split_RSS MiB | $(ratio "$split_WALL" "$cp_artifact_WALL") | <= 5, <= 1024 MiB |"
+echo "| kpack split --compression none | $split_none_WALL s | $split_none_RSS MiB | $(ratio "$split_none_WALL" "$cp_artifact_WALL") | |"
+echo "| cp -a artifact; sync | $cp_artifact_sync_WALL s | | 1 | |"
+echo "| kpack split; sync | $split_sync_WALL s | | $(ratio "$split_sync_WALL" "$cp_artifact_sync_WALL") | <= 5 |"
+echo "| cp -a shards | $cp_shards_WALL s | $cp_shards_RSS MiB | 1 | |"
+echo "| kpack recombine (hard links) | $recombine_WALL s | $recombine_RSS MiB | $(ratio "$recombine_WALL" "$cp_shards_WALL") | <= 1.5 |"
+echo "| kpack recombine --copy | $recombine_copy_WALL s | $recombine_copy_RSS MiB | $(ratio "$recombine_copy_WALL" "$cp_shards_WALL") | <= 1.5 |"

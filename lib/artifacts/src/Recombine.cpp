@@ -230,8 +230,11 @@ Expected<Collection> collect(const RecombineConfig &Config,
       }
       A.Component = Split->first;
       A.Target = Split->second;
+      // Listed prefixes without a directory are left out, as upstream's
+      // recombiner skips them (TheRock lists prefixes a component has no
+      // file in).
       Expected<std::vector<std::string>> Prefixes =
-          readArtifactManifest(A.Path);
+          readArtifactManifest(A.Path, MissingPrefix::Skip);
       if (!Prefixes)
         return makeError("shard '" + Shard + "': " +
                          toString(Prefixes.takeError()));
