@@ -9,6 +9,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -17,8 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,11 +84,27 @@ struct State {
   uint64_t ReserveLen = 0;       ///< bytes mapped from Reserve on
   uint64_t ReservePopulated = 0; ///< of which populated, from Reserve on
   bool AnyFilled = false;
+  /// The populator thread (see populateAhead): populates the rest of a
+  /// staging buffer while the handler decompresses into its start. Started
+  /// by the handler on its first large fill, stopped with it.
+  struct {
+    std::mutex M;
+    std::condition_variable CV;
+    uint8_t *Begin = nullptr; ///< range waiting to be populated
+    uint64_t Len = 0;
+    bool Busy = false; ///< populating a range taken from Begin
+    bool Exit = false;
+    bool Running = false;
+    std::atomic<bool> Cancel{false};
+    pthread_t Thread{};
+    cpu_set_t Cpus;        ///< where the process may run (at the start)
+    int ExcludedCpu = -1;  ///< the CPU the populator is kept off
+  } Populator;
   std::string Why;
   bool Running = false;
   bool StopRequested = false;
   pthread_t Thread{};
-  uint64_t Filled = 0, FillFailures = 0, Faults = 0; // under M
+  uint64_t Filled = 0, FillFailures = 0, Faults = 0, PopulatedAhead = 0; // under M
 };
 
 State &state();
@@ -93,8 +112,10 @@ State &state();
 void atforkPrepare() {
   state().Life.lock();
   state().M.lock();
+  state().Populator.M.lock();
 }
 void atforkParent() {
+  state().Populator.M.unlock();
   state().M.unlock();
   state().Life.unlock();
 }
@@ -117,7 +138,10 @@ void atforkChild() {
   S.Reserve = nullptr; // the parent's; left mapped
   S.ReserveLen = S.ReservePopulated = 0;
   S.AnyFilled = false;
+  S.Populator.Running = S.Populator.Busy = S.Populator.Exit = false;
+  S.Populator.Begin = nullptr; // the parent's thread is gone
   S.Why.clear();
+  S.Populator.M.unlock();
   S.M.unlock();
   S.Life.unlock();
 }
@@ -280,29 +304,126 @@ void freeReserve(State &S) {
   S.ReserveLen = S.ReservePopulated = 0;
 }
 
-/// Staging memory for Len bytes (a multiple of the page size), populated:
-/// from the reserve when it is large enough, else freshly mapped. Populating
-/// costs about as much as decompressing (page allocation and zeroing); done
-/// in one call (MADV_POPULATE_WRITE, Linux 5.14; ignored where unknown)
-/// rather than one page fault per page. (Transparent huge pages would fault
-/// less, but may stall in compaction.) Unmap with munmap(Staging, Len).
-uint8_t *takeStaging(State &S, uint64_t Len) {
+/// Starts Fn on a new thread with every signal blocked, so that signals keep
+/// going to the application's threads.
+int startThread(pthread_t &Thread, void *(*Fn)(void *)) {
+  sigset_t All, Old;
+  sigfillset(&All);
+  pthread_sigmask(SIG_SETMASK, &All, &Old);
+  int E = pthread_create(&Thread, nullptr, Fn, nullptr);
+  pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+  return E;
+}
+
+constexpr uint64_t PopulateStep = uint64_t(256) << 10;
+
+void *populatorMain(void *) {
+  auto &P = state().Populator;
+  std::unique_lock<std::mutex> Lock(P.M);
+  for (;;) {
+    P.CV.wait(Lock, [&] { return P.Exit || P.Begin; });
+    if (P.Exit)
+      return nullptr;
+    uint8_t *Begin = P.Begin;
+    const uint64_t Len = P.Len;
+    P.Begin = nullptr;
+    P.Busy = true;
+    Lock.unlock();
+    for (uint64_t Done = 0; Done < Len && !P.Cancel.load();) {
+      const uint64_t N = std::min(PopulateStep, Len - Done);
+      if (madvise(Begin + Done, N, MADV_POPULATE_WRITE) != 0)
+        break;
+      Done += N;
+    }
+    Lock.lock();
+    P.Busy = false;
+    P.CV.notify_all();
+  }
+}
+
+void stopPopulator(State &S) {
+  auto &P = S.Populator;
+  {
+    std::lock_guard<std::mutex> Lock(P.M);
+    if (!P.Running)
+      return;
+    P.Exit = true;
+    P.CV.notify_all();
+  }
+  pthread_join(P.Thread, nullptr);
+  std::lock_guard<std::mutex> Lock(P.M);
+  P.Running = P.Exit = false;
+}
+
+/// Populates [Begin, Begin+Len) of a staging buffer on the populator thread
+/// while the caller writes it from the start; returns false (the caller then
+/// relies on page faults) when there is no populator. Populating page by page
+/// costs about half as much as decompressing into the pages (page allocation
+/// and zeroing; more in virtual machines), and it does not depend on the
+/// data: on a second core it runs ahead of the decompressor, which then
+/// writes to present pages. waitPopulated ends it.
+bool populateAhead(State &S, uint8_t *Begin, uint64_t Len) {
+  auto &P = S.Populator;
+  {
+    std::lock_guard<std::mutex> Lock(P.M);
+    if (!P.Running) {
+      // Only worth it with a second core: on the same one it would take
+      // turns with the decompressor.
+      if (sched_getaffinity(0, sizeof(P.Cpus), &P.Cpus) != 0 ||
+          CPU_COUNT(&P.Cpus) < 2 ||
+          startThread(P.Thread, populatorMain) != 0)
+        return false;
+      P.Running = true;
+      P.ExcludedCpu = -1;
+    }
+    // Keep it off the decompressor's core: woken from there, the scheduler
+    // would run it there (preempting the decompressor or sharing the core)
+    // until the load balancer moves one of them, milliseconds later.
+    const int Cpu = sched_getcpu();
+    if (Cpu >= 0 && Cpu != P.ExcludedCpu && CPU_ISSET(Cpu, &P.Cpus)) {
+      cpu_set_t Others = P.Cpus;
+      CPU_CLR(Cpu, &Others);
+      if (pthread_setaffinity_np(P.Thread, sizeof(Others), &Others) == 0)
+        P.ExcludedCpu = Cpu;
+    }
+    P.Cancel.store(false);
+    P.Begin = Begin;
+    P.Len = Len;
+  }
+  P.CV.notify_one();
+  return true;
+}
+
+/// Stops populating (what the decompressor did not reach is no longer
+/// needed) and waits until the populator has left the staging buffer, so
+/// that its pages can be moved and the buffer unmapped.
+void waitPopulated(State &S) {
+  auto &P = S.Populator;
+  P.Cancel.store(true);
+  std::unique_lock<std::mutex> Lock(P.M);
+  P.Begin = nullptr; // not taken yet: nothing to wait for
+  P.CV.wait(Lock, [&] { return !P.Busy; });
+}
+
+/// Staging memory for Len bytes (a multiple of the page size): from the
+/// reserve when it is large enough, else freshly mapped. Returns in
+/// Populated how many bytes from its start are populated already; the
+/// caller populates the rest (populateAhead). Unmap with munmap(Staging,
+/// Len). (Transparent huge pages would fault less, but may stall in
+/// compaction.)
+uint8_t *takeStaging(State &S, uint64_t Len, uint64_t &Populated) {
   if (S.Reserve && S.ReserveLen >= Len) {
     uint8_t *Staging = S.Reserve;
-    if (S.ReservePopulated < Len)
-      (void)madvise(Staging + S.ReservePopulated, Len - S.ReservePopulated,
-                    MADV_POPULATE_WRITE);
-    S.ReservePopulated = S.ReservePopulated > Len ? S.ReservePopulated - Len : 0;
+    Populated = std::min(S.ReservePopulated, Len);
+    S.ReservePopulated -= Populated;
     S.ReserveLen -= Len;
     S.Reserve = S.ReserveLen ? S.Reserve + Len : nullptr;
     return Staging;
   }
+  Populated = 0;
   void *Map = mmap(nullptr, Len, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (Map == MAP_FAILED)
-    return nullptr;
-  (void)madvise(Map, Len, MADV_POPULATE_WRITE);
-  return static_cast<uint8_t *>(Map);
+  return Map == MAP_FAILED ? nullptr : static_cast<uint8_t *>(Map);
 }
 
 bool faultPending(const State &S) {
@@ -348,9 +469,11 @@ void topUpReserve(State &S) {
     S.Reserve = static_cast<uint8_t *>(Map);
     S.ReserveLen = Want;
   }
-  constexpr uint64_t Step = uint64_t(256) << 10;
   while (S.ReservePopulated < Want && !faultPending(S)) {
-    uint64_t N = std::min(Step, Want - S.ReservePopulated);
+    // The thread just woken may be waiting for this core: let it run first
+    // (else it may wait for the scheduler's next tick, milliseconds).
+    sched_yield();
+    uint64_t N = std::min(PopulateStep, Want - S.ReservePopulated);
     if (madvise(S.Reserve + S.ReservePopulated, N, MADV_POPULATE_WRITE) != 0)
       return;
     S.ReservePopulated += N;
@@ -366,17 +489,30 @@ void fillPayload(State &S, Region &R, size_t I) {
   auto Start = std::chrono::steady_clock::now();
   std::string Error;
   bool Ok = false;
+  bool Ahead = false;
   if (Len) {
-    uint8_t *Staging = takeStaging(S, Len);
+    uint64_t Populated = 0;
+    uint8_t *Staging = takeStaging(S, Len, Populated);
     if (!Staging) {
       Error = std::string("cannot map a staging buffer: ") +
               std::strerror(errno);
     } else {
+      // The first step is populated here, while the populator thread wakes
+      // up; small code objects are populated here whole.
+      const uint64_t Here = Len - Populated <= 2 * PopulateStep
+                                ? Len
+                                : Populated + PopulateStep;
+      if (Populated < Here)
+        (void)madvise(Staging + Populated, Here - Populated,
+                      MADV_POPULATE_WRITE);
+      Ahead = Here < Len && populateAhead(S, Staging + Here, Len - Here);
       try {
         Ok = P.Fill(Staging, Error);
       } catch (...) {
         Error = "out of memory";
       }
+      if (Ahead)
+        waitPopulated(S);
       const uint64_t Moved =
           Ok && S.CanMove ? moveIn(S.Uffd, Dst, Staging, Len) : 0;
       if (Ok && !copyIn(S.Uffd, Dst + Moved, Staging + Moved, Len - Moved)) {
@@ -397,6 +533,7 @@ void fillPayload(State &S, Region &R, size_t I) {
   {
     std::lock_guard<std::mutex> Lock(S.M);
     ++(Ok || !Len ? S.Filled : S.FillFailures);
+    S.PopulatedAhead += Ahead;
   }
   // Logged before the wake-up, so that the line precedes anything the woken
   // thread prints (the log's order is the order of events).
@@ -484,16 +621,11 @@ void *handlerMain(void *) {
   }
 }
 
-/// Starts the handler thread (under Life) with every signal blocked, so that
-/// signals keep going to the application's threads.
+/// Starts the handler thread (under Life).
 bool startHandler(State &S, std::string &Error) {
   if (S.Running)
     return true;
-  sigset_t All, Old;
-  sigfillset(&All);
-  pthread_sigmask(SIG_SETMASK, &All, &Old);
-  int E = pthread_create(&S.Thread, nullptr, handlerMain, nullptr);
-  pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+  int E = startThread(S.Thread, handlerMain);
   if (E != 0) {
     Error = std::string("cannot start the userfaultfd handler thread: ") +
             std::strerror(E);
@@ -515,6 +647,7 @@ void stopHandlerIfIdle(State &S) {
   uint64_t One = 1;
   (void)!::write(S.WakeFd, &One, sizeof(One));
   pthread_join(S.Thread, nullptr);
+  stopPopulator(S);
   freeReserve(S);
   S.AnyFilled = false;
   std::lock_guard<std::mutex> Lock(S.M);
@@ -645,7 +778,12 @@ LazyBundleStats lazyBundleStats() {
   St.Filled = S.Filled;
   St.FillFailures = S.FillFailures;
   St.Faults = S.Faults;
+  St.PopulatedAhead = S.PopulatedAhead;
   St.HandlerRunning = S.Running;
+  {
+    std::lock_guard<std::mutex> PLock(S.Populator.M);
+    St.PopulatorRunning = S.Populator.Running;
+  }
   return St;
 }
 

@@ -43,7 +43,11 @@ struct LazyBundleStats {
   uint64_t Filled = 0;       ///< payloads filled successfully
   uint64_t FillFailures = 0; ///< payloads whose Fill failed (zeros served)
   uint64_t Faults = 0;       ///< page-fault events handled
+  /// Fills whose staging memory a second thread populated while the payload
+  /// was written (large payloads, at least two CPUs).
+  uint64_t PopulatedAhead = 0;
   bool HandlerRunning = false;
+  bool PopulatorRunning = false;
 };
 
 /// Whether lazy bundles can be created here; if not, Why says why (the

@@ -103,15 +103,40 @@ struct ArchiveReader::FrameChain {
   std::vector<FrameLocation> Frames;
 };
 
+namespace {
+/// Scratch memory kept between loads and overwritten whole by each: left
+/// uninitialized, and grown at least twofold, since fresh pages cost about
+/// as much as reading into them (a first load in a process should not pay
+/// for them at every larger frame).
+class ScratchBuffer {
+public:
+  unsigned char *get(size_t N) {
+    if (N > Capacity) {
+      const size_t Grown = std::max(N, Capacity * 2);
+      Data.reset(new unsigned char[Grown]);
+      Capacity = Grown;
+    }
+    return Data.get();
+  }
+  size_t capacity() const { return Capacity; }
+  void release() {
+    Data.reset();
+    Capacity = 0;
+  }
+
+private:
+  std::unique_ptr<unsigned char[]> Data;
+  size_t Capacity = 0;
+};
+} // namespace
+
 /// Reusable decompression state: a zstd context and a buffer for the
 /// compressed frame, so that steady-state loads allocate only their output.
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
-  std::vector<unsigned char> Frame;
-  /// A frame's prefix when its segments are cached apart: uninitialized
-  /// memory (the prefix overwrites it whole), kept between loads.
-  std::unique_ptr<unsigned char[]> Prefix;
-  size_t PrefixCapacity = 0;
+  ScratchBuffer Frame;
+  /// A frame's prefix when its segments are cached apart.
+  ScratchBuffer Prefix;
   ~Decoder() { ZSTD_freeDCtx(Context); }
 };
 
@@ -197,11 +222,9 @@ struct ArchiveReader::DecoderPool {
   }
   void release(std::unique_ptr<Decoder> D) {
     if (D->Frame.capacity() > MaxRetainedFrame)
-      std::vector<unsigned char>().swap(D->Frame);
-    if (D->PrefixCapacity > MaxRetainedFrame) {
-      D->Prefix.reset();
-      D->PrefixCapacity = 0;
-    }
+      D->Frame.release();
+    if (D->Prefix.capacity() > MaxRetainedFrame)
+      D->Prefix.release();
     std::lock_guard<std::mutex> Lock(Mutex);
     try {
       Idle.push_back(std::move(D));
@@ -772,11 +795,7 @@ Status ArchiveReader::prefixOf(
   std::shared_ptr<unsigned char> Buffer;
   unsigned char *Out;
   if (AllCached) {
-    if (D.PrefixCapacity < PrefixSize) {
-      D.Prefix.reset(new unsigned char[PrefixSize]);
-      D.PrefixCapacity = PrefixSize;
-    }
-    Out = D.Prefix.get();
+    Out = D.Prefix.get(PrefixSize);
   } else {
     Buffer.reset(new unsigned char[PrefixSize ? PrefixSize : 1],
                  std::default_delete<unsigned char[]>());
@@ -814,13 +833,12 @@ Status ArchiveReader::decompressFrame(
     const std::function<void *(size_t)> &Allocate,
     const unsigned char *Prefix, size_t PrefixSize) const {
   const std::string Where = E.Key + "/" + E.Arch;
-  std::vector<unsigned char> &Frame = D.Frame;
-  Frame.resize(4 + Loc.Size);
-  if (Status Err = Source->readAt(Loc.Offset, Frame.data(), Frame.size()))
+  unsigned char *Frame = D.Frame.get(4 + Loc.Size);
+  if (Status Err = Source->readAt(Loc.Offset, Frame, 4 + Loc.Size))
     return Err;
-  if (readLE32(Frame.data()) != Loc.Size)
+  if (readLE32(Frame) != Loc.Size)
     return invalid(Where + ": frame_offset does not point at its frame");
-  const unsigned char *Src = Frame.data() + 4;
+  const unsigned char *Src = Frame + 4;
   unsigned long long Content = ZSTD_getFrameContentSize(Src, Loc.Size);
   if (Content == ZSTD_CONTENTSIZE_ERROR)
     return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
