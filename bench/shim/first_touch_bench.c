@@ -12,7 +12,9 @@
  *   <size> <first touch ms> <decompression ms> <decompression, fresh ms>
  * and, first, "dlopen <ms>". With GAP_MS=<n> in the environment the reads
  * are n ms apart (first launches spread over a run rather than back to
- * back; the shim prepares staging memory between faults).
+ * back; the shim prepares staging memory between faults), and so are the
+ * decompressions they are compared with (a core idle for n ms runs the next
+ * few milliseconds slower than one in a tight loop).
  *   first_touch_bench LIBRARY ARCHIVE ARCH */
 #include <rocm_kpack/kpack.h>
 
@@ -112,6 +114,10 @@ int main(int argc, char **argv) {
         continue;
       if (Fresh)
         malloc_trim(0); // else malloc serves the next buffer from the heap
+      if (GapNs) { // the same idle time before it as before each touch
+        struct timespec Pause = {GapNs / 1000000000L, GapNs % 1000000000L};
+        nanosleep(&Pause, NULL);
+      }
       double T0 = now();
       if (kpack_get_kernel(A, Key, argv[3], &Data, &Size) != KPACK_SUCCESS)
         continue;
