@@ -6,8 +6,10 @@
 // header is written at creation and whose payload pages are registered with
 // userfaultfd (UFFD_USER_MODE_ONLY): the first read of any page of a payload
 // makes the one handler thread fill that whole payload (Fill, e.g. decompress
-// a code object) and copy it in (UFFDIO_COPY); the reading thread sleeps in
-// the kernel meanwhile. No signal handlers.
+// a code object) into staging memory and move it in (UFFDIO_MOVE; copied with
+// UFFDIO_COPY where the kernel cannot move); the reading thread sleeps in the
+// kernel meanwhile. A second thread populates the staging memory of large
+// payloads while Fill writes it. No signal handlers.
 //
 // Limits: only user-mode reads are served; a system call handed a pointer to
 // an unfilled payload (write(2) from the bundle) fails with EFAULT. A child
