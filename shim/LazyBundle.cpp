@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
@@ -141,6 +142,10 @@ void atforkChild() {
   S.Populator.Running = S.Populator.Busy = S.Populator.Exit = false;
   S.Populator.Begin = nullptr; // the parent's thread is gone
   S.Why.clear();
+  // The parent's populator may have been waiting on the condition variable:
+  // its state counts a waiter the child does not have, which could make a
+  // notification wait for it forever. Nothing uses it here yet: make it anew.
+  new (&S.Populator.CV) std::condition_variable();
   S.Populator.M.unlock();
   S.M.unlock();
   S.Life.unlock();

@@ -211,6 +211,48 @@ TEST(ShimLazyBundle, ForkChildReadsWithoutHanging) {
   EXPECT_EQ(releaseLazyBundle(B), 2u);
 }
 
+TEST(ShimLazyBundle, ForkChildFillsLargePayloadsOfItsOwn) {
+  // The parent's handler and populator threads are running (a large payload
+  // was filled) when it forks; the child starts its own and fills a large
+  // payload of a bundle it creates, then releases it, without hanging.
+  const uint64_t Big = 4 << 20;
+  Fixture F({Big, Page});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_EQ(B[F.Payloads[0].Offset + Big - 1], patternByte(0, Big - 1));
+  pid_t Child = fork();
+  ASSERT_GE(Child, 0);
+  if (Child == 0) {
+    Fixture G({Big + 5});
+    std::string ChildError;
+    const uint8_t *C =
+        createLazyBundle(G.Header, G.TotalSize, G.Payloads, ChildError);
+    bool Ok = C != nullptr;
+    for (uint64_t I = 0; Ok && I < Big + 5; I += 4093)
+      Ok = C[G.Payloads[0].Offset + I] == patternByte(0, I);
+    Ok = Ok && releaseLazyBundle(C) == 1 && !lazyBundleStats().HandlerRunning &&
+         !lazyBundleStats().PopulatorRunning;
+    _exit(Ok ? 0 : 1);
+  }
+  int Status = 0;
+  pid_t Done = 0;
+  for (int I = 0; I < 1000 && Done == 0; ++I) {
+    Done = waitpid(Child, &Status, WNOHANG);
+    if (Done == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (Done == 0) {
+    kill(Child, SIGKILL);
+    waitpid(Child, &Status, 0);
+    FAIL() << "the fork child hung filling a bundle of its own";
+  }
+  ASSERT_TRUE(WIFEXITED(Status));
+  EXPECT_EQ(WEXITSTATUS(Status), 0);
+  EXPECT_EQ(releaseLazyBundle(B), 1u);
+}
+
 TEST(ShimLazyBundle, LaterPayloadsFromPreparedStagingMemory) {
   // After the first fill the handler prepares populated staging memory
   // between faults (sized for the largest payload left); later payloads,
