@@ -98,14 +98,15 @@ struct State {
     bool Running = false;
     std::atomic<bool> Cancel{false};
     pthread_t Thread{};
-    cpu_set_t Cpus;        ///< where the process may run (at the start)
-    int ExcludedCpu = -1;  ///< the CPU the populator is kept off
+    cpu_set_t Cpus;       ///< where the process may run (at the start)
+    int ExcludedCpu = -1; ///< the CPU the populator is kept off
   } Populator;
   std::string Why;
   bool Running = false;
   bool StopRequested = false;
   pthread_t Thread{};
-  uint64_t Filled = 0, FillFailures = 0, Faults = 0, PopulatedAhead = 0; // under M
+  // under M:
+  uint64_t Filled = 0, FillFailures = 0, Faults = 0, PopulatedAhead = 0;
 };
 
 State &state();
