@@ -12,12 +12,7 @@
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Endian.h"
-#include "llvm/Support/YAMLTraits.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "ElfTestObjects.h"
 
@@ -32,23 +27,11 @@ namespace {
 
 constexpr uint64_t FatbinAddr = 0x1000, Bundle1Addr = 0x3000;
 
-std::string hexOf(const std::vector<uint8_t> &Bytes) {
-  return llvm::toHex(llvm::ArrayRef<uint8_t>(Bytes));
-}
-
 std::vector<uint8_t> bundle(const std::string &Target, uint8_t Fill) {
   std::vector<uint8_t> Payload(16, Fill);
   return encodeBundle(
       {{"host-x86_64-unknown-linux-gnu-", nullptr, 0},
        {"hipv4-amdgcn-amd-amdhsa--" + Target, Payload.data(), Payload.size()}});
-}
-
-std::vector<uint8_t> wrapper(uint64_t InPlace) {
-  std::vector<uint8_t> W(24, 0);
-  llvm::support::endian::write32le(W.data(), HipfMagic);
-  llvm::support::endian::write32le(W.data() + 4, 1);
-  llvm::support::endian::write64le(W.data() + 8, InPlace);
-  return W;
 }
 
 /// Builds the image: Style decides the file type and how the wrappers'
@@ -58,11 +41,11 @@ std::vector<uint8_t> makeImage(PointerStyle Style) {
   Fatbin.resize(Bundle1Addr - FatbinAddr, 0);
   std::vector<uint8_t> B1 = bundle("gfx90a:xnack+", 0x22);
   Fatbin.insert(Fatbin.end(), B1.begin(), B1.end());
-  const uint64_t TailAddr = FatbinAddr + Fatbin.size();
 
   bool InPlace = Style != PointerStyle::RelaRelative;
-  std::vector<uint8_t> Wrappers = wrapper(InPlace ? Bundle1Addr : 0);
-  std::vector<uint8_t> W1 = wrapper(InPlace ? FatbinAddr : 0);
+  std::vector<uint8_t> Wrappers =
+      kpack::test::hipfWrapper(InPlace ? Bundle1Addr : 0);
+  std::vector<uint8_t> W1 = kpack::test::hipfWrapper(InPlace ? FatbinAddr : 0);
   Wrappers.insert(Wrappers.end(), W1.begin(), W1.end());
 
   std::string Relocs;
@@ -87,63 +70,16 @@ std::vector<uint8_t> makeImage(PointerStyle Style) {
              "    AddressAlign: 8\n"
              "    Entries: [ 0x5028, 0x9 ]\n";
 
-  std::string Yaml =
-      "--- !ELF\n"
-      "FileHeader:\n"
-      "  Class: ELFCLASS64\n"
-      "  Data: ELFDATA2LSB\n"
-      "  Type: " +
-      std::string(Style == PointerStyle::AbsoluteInPlace ? "ET_EXEC"
-                                                         : "ET_DYN") +
-      "\n"
-      "  Machine: EM_X86_64\n"
-      "Sections:\n" +
-      Relocs +
-      "  - Name: .hip_fatbin\n"
-      "    Type: SHT_PROGBITS\n"
-      "    Flags: [ SHF_ALLOC ]\n"
-      "    Address: 0x1000\n"
-      "    Offset: 0x1000\n"
-      "    AddressAlign: 0x1000\n"
-      "    Content: \"" +
-      hexOf(Fatbin) +
-      "\"\n"
-      "  - Name: .eh_frame\n"
-      "    Type: SHT_PROGBITS\n"
-      "    Flags: [ SHF_ALLOC ]\n"
-      "    Address: 0x" +
-      llvm::utohexstr(TailAddr) +
-      "\n"
-      "    Content: \"0102030405060708\"\n"
-      "  - Name: .hipFatBinSegment\n"
-      "    Type: SHT_PROGBITS\n"
-      "    Flags: [ SHF_ALLOC, SHF_WRITE ]\n"
-      "    Address: 0x5020\n"
-      "    Offset: 0x4020\n"
-      "    AddressAlign: 8\n"
-      "    Content: \"" +
-      hexOf(Wrappers) +
-      "\"\n"
-      "ProgramHeaders:\n"
-      "  - Type: PT_LOAD\n"
-      "    Flags: [ PF_R ]\n"
-      "    FirstSec: " +
-      std::string(Relocs.empty()                        ? ".hip_fatbin"
-                  : Style == PointerStyle::RelaRelative ? ".rela.dyn"
-                                                        : ".relr.dyn") +
-      "\n"
-      "    LastSec: .eh_frame\n"
-      "    VAddr: 0x0\n"
-      "    Offset: 0x0\n"
-      "    Align: 0x1000\n"
-      "  - Type: PT_LOAD\n"
-      "    Flags: [ PF_R, PF_W ]\n"
-      "    FirstSec: .hipFatBinSegment\n"
-      "    LastSec: .hipFatBinSegment\n"
-      "    VAddr: 0x5020\n"
-      "    Align: 0x1000\n";
-
-  return kpack::test::objectFromYaml(Yaml);
+  kpack::test::FatHostLayout L;
+  L.Type = Style == PointerStyle::AbsoluteInPlace ? "ET_EXEC" : "ET_DYN";
+  L.LeadingSections = Relocs;
+  if (!Relocs.empty())
+    L.FirstSection = Style == PointerStyle::RelaRelative ? ".rela.dyn"
+                                                         : ".relr.dyn";
+  L.Fatbin = std::move(Fatbin);
+  L.Wrappers = std::move(Wrappers);
+  L.SegmentAddr = 0x5020;
+  return kpack::test::objectFromYaml(kpack::test::fatHostYaml(L));
 }
 
 llvm::MemoryBufferRef bufferRef(const std::vector<uint8_t> &Bytes) {

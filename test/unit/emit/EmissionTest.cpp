@@ -445,66 +445,14 @@ FatImage makeFatImage() {
   const uint64_t TailAddr = FatbinAddr + Fatbin.size();
   EXPECT_LT(TailAddr + 8, 0x5000u);
 
-  auto Wrapper = [](uint64_t Target) {
-    std::vector<uint8_t> W(24, 0);
-    endian::write32le(W.data(), 0x48495046); // HIPF
-    endian::write32le(W.data() + 4, 1);
-    endian::write64le(W.data() + 8, Target);
-    return W;
-  };
-  std::vector<uint8_t> Wrappers = Wrapper(Bundle1Addr);
-  std::vector<uint8_t> W1 = Wrapper(FatbinAddr);
+  std::vector<uint8_t> Wrappers = kpack::test::hipfWrapper(Bundle1Addr);
+  std::vector<uint8_t> W1 = kpack::test::hipfWrapper(FatbinAddr);
   Wrappers.insert(Wrappers.end(), W1.begin(), W1.end());
-  auto Hex = [](const std::vector<uint8_t> &B) {
-    return llvm::toHex(llvm::ArrayRef<uint8_t>(B));
-  };
-  std::string Yaml = "--- !ELF\n"
-                     "FileHeader:\n"
-                     "  Class: ELFCLASS64\n"
-                     "  Data: ELFDATA2LSB\n"
-                     "  Type: ET_EXEC\n"
-                     "  Machine: EM_X86_64\n"
-                     "Sections:\n"
-                     "  - Name: .hip_fatbin\n"
-                     "    Type: SHT_PROGBITS\n"
-                     "    Flags: [ SHF_ALLOC ]\n"
-                     "    Address: 0x1000\n"
-                     "    Offset: 0x1000\n"
-                     "    AddressAlign: 0x1000\n"
-                     "    Content: \"" +
-                     Hex(Fatbin) +
-                     "\"\n"
-                     "  - Name: .eh_frame\n"
-                     "    Type: SHT_PROGBITS\n"
-                     "    Flags: [ SHF_ALLOC ]\n"
-                     "    Address: 0x" +
-                     llvm::utohexstr(TailAddr) +
-                     "\n"
-                     "    Content: \"0102030405060708\"\n"
-                     "  - Name: .hipFatBinSegment\n"
-                     "    Type: SHT_PROGBITS\n"
-                     "    Flags: [ SHF_ALLOC, SHF_WRITE ]\n"
-                     "    Address: 0x6020\n"
-                     "    Offset: 0x5020\n"
-                     "    AddressAlign: 8\n"
-                     "    Content: \"" +
-                     Hex(Wrappers) +
-                     "\"\n"
-                     "ProgramHeaders:\n"
-                     "  - Type: PT_LOAD\n"
-                     "    Flags: [ PF_R ]\n"
-                     "    FirstSec: .hip_fatbin\n"
-                     "    LastSec: .eh_frame\n"
-                     "    VAddr: 0x0\n"
-                     "    Offset: 0x0\n"
-                     "    Align: 0x1000\n"
-                     "  - Type: PT_LOAD\n"
-                     "    Flags: [ PF_R, PF_W ]\n"
-                     "    FirstSec: .hipFatBinSegment\n"
-                     "    LastSec: .hipFatBinSegment\n"
-                     "    VAddr: 0x6020\n"
-                     "    Align: 0x1000\n";
-  F.Bytes = kpack::test::objectFromYaml(Yaml);
+  kpack::test::FatHostLayout L;
+  L.Fatbin = std::move(Fatbin);
+  L.Wrappers = std::move(Wrappers);
+  L.SegmentAddr = 0x6020;
+  F.Bytes = kpack::test::objectFromYaml(kpack::test::fatHostYaml(L));
   return F;
 }
 
