@@ -120,15 +120,15 @@ static Error splitArtifacts() {
   if (!Handlers)
     return Handlers.takeError();
   Opts.DatabaseHandlers = std::move(*Handlers);
-  std::optional<int> Level;
-  if (SplitLevel.getNumOccurrences())
-    Level = SplitLevel;
-  else if (SplitCompression == "zstd")
-    Level = SplitDefaultZstdLevel;
-  Expected<CompressionSettings> Compression =
-      CompressionSettings::parse(SplitCompression, Level);
+  Expected<CompressionSettings> Compression = CompressionSettings::parse(
+      SplitCompression,
+      SplitLevel.getNumOccurrences() ? std::optional<int>(SplitLevel)
+                                     : std::nullopt);
   if (!Compression)
     return Compression.takeError();
+  if (!SplitLevel.getNumOccurrences() &&
+      Compression->Scheme == ArchiveCompression::ZstdPerKernel)
+    Compression->Level = SplitDefaultZstdLevel;
   Opts.Compression = *Compression;
   if (SplitVerbose)
     Opts.Log = [](const std::string &Line) { outs() << "  " << Line << "\n"; };
