@@ -131,7 +131,8 @@ static Error packDb() {
   if (PackDbVerbose) {
     for (const DatabaseEntry &E : Plan->NotPacked)
       outs() << "not packed (" << E.File.Handler->name() << ", "
-             << E.File.TargetId << "): " << E.RelPath << "\n";
+             << (E.File.TargetId.empty() ? E.File.Bundle : E.File.TargetId)
+             << "): " << E.RelPath << "\n";
     outs() << "not recognised: " << Plan->Unrecognised << " files\n";
   }
   return Error::success();

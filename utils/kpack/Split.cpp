@@ -51,12 +51,13 @@ static cl::opt<std::string> SplitArtifactPrefix(
 static cl::list<std::string> SplitDatabases(
     "split-databases",
     cl::desc("Kernel-database handlers: files they own go to the artifact "
-             "of their target"),
+             "of their base arch (gfx90a for gfx90a-xnack+)"),
     cl::value_desc("handler"), cl::CommaSeparated, cl::sub(SplitCmd));
 static cl::list<std::string> SplitGpuTargets(
     "gpu-targets",
-    cl::desc("Only these targets get per-target artifacts; device code and "
-             "database files of others are left out"),
+    cl::desc("Only these targets get per-target artifacts, compared "
+             "without features; device code and database files of others "
+             "are left out"),
     cl::value_desc("target"), cl::CommaSeparated, cl::sub(SplitCmd));
 static cl::opt<std::string>
     SplitTmpDir("tmp-dir",

@@ -404,7 +404,8 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
     bool Meta = inDistInfo(W, E.Name);
     if (!Meta && !It.Installed.empty())
       if (std::optional<DatabaseFile> DB =
-              matchDatabaseFile(*Handlers, It.Installed)) {
+              matchDatabaseFile(*Handlers, It.Installed);
+          DB && !DB->TargetId.empty()) {
         Expected<std::string> T = canonicalTarget(
             DB->TargetId, "'" + FatPath + "': database file " + quoted(E.Name));
         if (!T)
