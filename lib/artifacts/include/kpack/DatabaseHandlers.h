@@ -76,9 +76,10 @@ matchDatabaseFile(llvm::ArrayRef<const DatabaseHandler *> Handlers,
 /// --gpu-targets compares these names.
 std::string baseArch(llvm::StringRef Arch);
 
-/// The target ID a file or directory name carries ("TensileLibrary_gfx90a:
-/// xnack+.co" -> "gfx90a:xnack+", "gfx11-generic", "gfx9-4-generic"),
-/// validated with the core's target-ID parser; none if there is none.
+/// The target ID a name spells where upstream's pattern first matches it
+/// ("TensileLibrary_gfx90a:xnack+.co" -> "gfx90a:xnack+", "gfx11-generic",
+/// "gfx1250-strict"), validated with the core's target-ID parser; none if
+/// that is no target ID ("gfx9", "gfx11xx", "gfx1100-xnack+").
 std::optional<std::string> targetIdInName(llvm::StringRef Name);
 
 } // namespace kpack
