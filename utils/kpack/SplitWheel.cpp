@@ -43,7 +43,7 @@ static cl::opt<std::string>
     SWCompression("compression", cl::init("zstd"),
                   cl::desc(CompressionSettings::optionHelp()),
                   cl::sub(SplitWheelCmd));
-static cl::opt<int> SWLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
+static cl::opt<int> SWLevel("level", cl::desc(CompressionSettings::levelHelp()),
                             cl::sub(SplitWheelCmd));
 static cl::opt<unsigned>
     SWJobs("jobs", cl::init(0),

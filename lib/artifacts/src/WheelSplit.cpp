@@ -11,6 +11,7 @@
 
 #include "kpack/WheelSplit.h"
 
+#include "kpack/AtomicFile.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
@@ -33,10 +34,6 @@ using namespace llvm;
 using namespace kpack;
 
 namespace {
-
-std::string quoted(StringRef S) {
-  return quoteInput(std::string_view(S.data(), S.size()));
-}
 
 /// A scratch directory removed with everything in it when destroyed.
 class ScratchDir {
@@ -123,7 +120,7 @@ private:
 Expected<std::string> canonicalTarget(StringRef Text, const Twine &Where) {
   std::optional<TargetId> T = parseTargetId(Text.str());
   if (!T)
-    return makeError(Where + ": " + quoted(Text) + " is not a target ID");
+    return makeError(Where + ": " + quoteInput(Text) + " is not a target ID");
   return T->str();
 }
 
@@ -212,7 +209,7 @@ public:
     StringSet<> Seen;
     for (const OutEntry &O : Entries)
       if (!Seen.insert(O.Name).second)
-        return makeError("'" + Path + "' would hold " + quoted(O.Name) +
+        return makeError("'" + Path + "' would hold " + quoteInput(O.Name) +
                          " twice");
     // Names are unique, so the order is total.
     llvm::sort(Entries, [&](const OutEntry &A, const OutEntry &B) {
@@ -257,10 +254,9 @@ public:
   }
 
   Expected<WrittenWheel> commit(std::string TargetId) {
-    uint64_t Size = Zip->size();
     if (Error E = Zip->commit())
       return E;
-    return WrittenWheel{Path, std::move(TargetId), Size, Files};
+    return WrittenWheel{Path, std::move(TargetId), Zip->size(), Files};
   }
 
 private:
@@ -367,12 +363,12 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
   const std::string DevicePrefix = normalizeDistributionName(Dist) + "-device-";
   for (const ZipEntry &E : Zip.entries())
     if (StringRef(installedPath(W, E.Name)).starts_with(KpackDir + "/"))
-      return Fail("already split: it holds " + quoted(E.Name));
+      return Fail("already split: it holds " + quoteInput(E.Name));
   for (const std::string &Req : W.metadata().getAll("Requires-Dist"))
     if (auto Pin = pinnedRequirement(Req))
       if (StringRef(normalizeDistributionName(Pin->first))
               .starts_with(DevicePrefix))
-        return Fail("already split: METADATA requires " + quoted(Pin->first));
+        return Fail("already split: METADATA requires " + quoteInput(Pin->first));
 
   if (std::error_code EC = sys::fs::create_directories(Opts.OutputDir))
     return makeError("cannot create '" + Opts.OutputDir +
@@ -407,7 +403,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
               matchDatabaseFile(*Handlers, It.Installed);
           DB && !DB->TargetId.empty()) {
         Expected<std::string> T = canonicalTarget(
-            DB->TargetId, "'" + FatPath + "': database file " + quoted(E.Name));
+            DB->TargetId, "'" + FatPath + "': database file " + quoteInput(E.Name));
         if (!T)
           return T.takeError();
         It.DatabaseTarget = *T;
@@ -429,10 +425,10 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
     if (*IsElf) {
       Expected<FatHostBinary> Bin = FatHostBinary::open(Extracted);
       if (!Bin)
-        return Fail(quoted(E.Name) + ": " + toString(Bin.takeError()));
+        return Fail(quoteInput(E.Name) + ": " + toString(Bin.takeError()));
       if (Bin->isConvertible()) {
         if (It.Installed.empty())
-          return Fail(quoted(E.Name) + " is a fat binary that installs "
+          return Fail(quoteInput(E.Name) + " is a fat binary that installs "
                       "outside the wheel's root (" +
                       (W.rootIsPurelib() ? "purelib" : "platlib") +
                       "): the archives could not be found from it");
@@ -451,7 +447,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
   for (size_t B = 0; B < Bins.size(); ++B) {
     Expected<std::vector<CodeObjectRef>> Objs = Bins[B].codeObjects();
     if (!Objs)
-      return Fail(quoted(Items[BinItem[B]].E->Name) + ": " +
+      return Fail(quoteInput(Items[BinItem[B]].E->Name) + ": " +
                   toString(Objs.takeError()));
     for (const CodeObjectRef &C : *Objs)
       Found.insert(C.TargetId);
@@ -459,7 +455,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
   }
   for (const std::string &T : Requested)
     if (!Found.count(T))
-      return Fail("no code object or database file for target " + quoted(T) +
+      return Fail("no code object or database file for target " + quoteInput(T) +
                   " (the wheel has: " +
                   join(std::vector<std::string>(Found.begin(), Found.end()),
                        ", ") +
@@ -525,7 +521,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
         return Meta.takeError();
       Expected<std::vector<uint8_t>> Image = Bin.rewrite(*Meta);
       if (!Image)
-        return Fail(quoted(E.Name) + ": " + toString(Image.takeError()));
+        return Fail(quoteInput(E.Name) + ": " + toString(Image.takeError()));
       Host.addBytes(E.Name, std::move(*Image), E.Method,
                     zipFileMode(E.unixMode()));
       ++Result.ConvertedBinaries;
@@ -649,7 +645,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
   auto Claim = [&](const std::string &Name, StringRef Wheel) -> Error {
     auto [It, New] = Owner.try_emplace(Name, Wheel.str());
     if (!New)
-      return makeError(quoted(Name) + " is in both '" + It->second +
+      return makeError(quoteInput(Name) + " is in both '" + It->second +
                        "' and '" + Wheel + "'");
     return Error::success();
   };
@@ -677,8 +673,8 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     };
     std::string DevNorm = normalizeDistributionName(D->projectName());
     if (!StringRef(DevNorm).starts_with(DevicePrefix))
-      return Fail("not a device wheel of " + quoted(H.projectName()) +
-                  " (its distribution is " + quoted(D->projectName()) + ")");
+      return Fail("not a device wheel of " + quoteInput(H.projectName()) +
+                  " (its distribution is " + quoteInput(D->projectName()) + ")");
     bool Pinned = false;
     for (const std::string &Req : D->metadata().getAll("Requires-Dist"))
       if (auto Pin = pinnedRequirement(Req))
@@ -687,8 +683,8 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
             Pin->second == H.version())
           Pinned = true;
     if (!Pinned)
-      return Fail("does not require " + quoted(H.projectName()) + "==" +
-                  quoted(H.version()) + " (split from another version?)");
+      return Fail("does not require " + quoteInput(H.projectName()) + "==" +
+                  quoteInput(H.version()) + " (split from another version?)");
     if (D->name().tags() != H.name().tags())
       return Fail("tags " + D->name().tags() + " differ from the host "
                   "wheel's " + H.name().tags());

@@ -96,13 +96,13 @@ int kpack::defaultZstdLevel(ArchiveCompression C) {
   case ArchiveCompression::None:
     return 0;
   case ArchiveCompression::ZstdPerKernel:
-    return 3;
+    return DefaultZstdLevel;
   case ArchiveCompression::ZstdPerKernelLong:
-    return 19;
+    return ReleaseZstdLevel;
   case ArchiveCompression::ZstdSharedSegments:
-    return 9;
+    return SharedSegmentsZstdLevel;
   }
-  return 3;
+  return DefaultZstdLevel;
 }
 
 //===----------------------------------------------------------------------===//
@@ -179,7 +179,7 @@ ArchiveWriter::ArchiveWriter(ArchiveWriterOptions O) : Opts(std::move(O)) {}
 
 Status ArchiveWriter::addEntry(const std::string &Key, const std::string &Arch,
                                EntrySource Source,
-                               ArchiveEntryMetadata Metadata) {
+                               EntryMetadata Metadata) {
   if (Key.empty())
     return Status::error("archive entry with an empty key");
   if (Arch.empty())
@@ -200,7 +200,7 @@ namespace {
 
 /// How one frame is compressed.
 struct FrameParams {
-  int Level = 3;
+  int Level = DefaultZstdLevel;
   /// Window over the whole input (prefix included) and long-distance
   /// matching; otherwise the level's defaults, as upstream's writer.
   bool Long = false;
