@@ -10,7 +10,8 @@
 #     instruction outside the archive writer's worker function (which reads,
 #     checks, hashes and compresses the entries); Amdahl's bound on 2 threads
 #     is 1 / (s + (1 - s) / 2). The workers meet at the end of each batch
-#     of entries: schedule.py gives the batches' makespan on 2 threads, M
+#     of entries: schedule.py gives the batches' makespan on 2 threads
+#     (largest entries first, as the writer takes them), M
 #     times the ideal, from the sizes of the archived code objects, and the
 #     bound with it is 1 / (s + M (1 - s) / 2). Target >= 1.8 (the
 #     coordinator takes wall-clock figures on a quiet machine).
@@ -63,7 +64,7 @@ WORKERS=$(ir 'writeArchives\(.*\)::\$_[0-9]+::operator\(\)\(\) const')
 for f in $(find "$W/out" -type f -name '*.kpack'); do
   "$BUILD/bin/kpack" ls "$f" | sed -n '/^KEY /,/^total:/p' | sed '1d;$d'
 done > "$W/entries.txt"
-SCHED=$(python3 "$HERE/schedule.py" --threads 2 < "$W/entries.txt")
+SCHED=$(python3 "$HERE/schedule.py" --threads 2 --order largest < "$W/entries.txt")
 M=$(sed -n 's/.*makespan \([0-9.]*\) x ideal.*/\1/p' <<< "$SCHED")
 awk -v t="$TOTAL" -v z="$ZSTD" -v w="$WORKERS" -v m="$M" 'BEGIN {
   s = (t - w) / t
