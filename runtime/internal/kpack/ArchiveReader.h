@@ -133,6 +133,9 @@ private:
   Status parse();
   Status parseToc(const char *Data, size_t Size);
   Status locateFrame(const Entry &E, FrameLocation &Loc) const;
+  /// read() without its catch-all.
+  Status readEntry(const Entry &E,
+                   const std::function<void *(size_t)> &Allocate) const;
   Status walkFrameChain() const;
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
                          const std::function<void *(size_t)> &Allocate,
