@@ -135,7 +135,7 @@ private:
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
   ScratchBuffer Frame;
-  /// A frame's prefix when its segments are cached apart.
+  /// A frame's prefix when it has several segments.
   ScratchBuffer Prefix;
   ~Decoder() { ZSTD_freeDCtx(Context); }
 };
@@ -144,9 +144,10 @@ struct ArchiveReader::Decoder {
 /// needs it (loads of other segments proceed in parallel; a second load of
 /// the same one waits for it) and kept until the cache exceeds its limit,
 /// when the least recently used others are dropped; a load holds the ones
-/// it uses until it is done. The segments a load decodes go to one buffer,
-/// in the order of the entry's list, so that the frame's prefix is built
-/// without copying; the cache keeps views into it.
+/// it uses until it is done. Each segment is an allocation of its own, so
+/// that Bytes, the sum of the kept segments' sizes, is the memory the cache
+/// keeps alive, never more than Limit: a segment larger than Limit is not
+/// kept at all.
 struct ArchiveReader::SegmentCache {
   /// The segment index, read once (segmentIndex()).
   std::once_flag Once;
@@ -171,8 +172,11 @@ struct ArchiveReader::SegmentCache {
       S.LastUse = ++Clock;
     return S.Data;
   }
+  /// Keeps D unless it alone exceeds the limit (then only its load uses it).
   void insert(Slot &S, std::shared_ptr<const unsigned char> D, uint64_t Size) {
     std::lock_guard<std::mutex> Lock(Mutex);
+    if (Size > Limit)
+      return;
     Bytes += Size;
     S.Data = std::move(D);
     S.Size = Size;
@@ -782,7 +786,6 @@ Status ArchiveReader::prefixOf(
   // concurrent loads never wait on each other in a cycle).
   std::vector<std::unique_lock<std::mutex>> Locks;
   Held.assign(List.size(), nullptr);
-  bool Contiguous = true;
   std::vector<std::vector<unsigned char>> Frames(List.size());
   uint64_t Total = 0;
   for (size_t I = 0; I < List.size(); ++I) {
@@ -795,56 +798,46 @@ Status ArchiveReader::prefixOf(
       if (Status Err = readSegmentFrame(Index, Segs[Index], Frames[I]))
         return Err;
     }
-    const uint64_t N = Segs[Index].OriginalSize;
-    Contiguous =
-        Contiguous && Held[I] &&
-        (I == 0 || Held[I].get() == Held[I - 1].get() +
-                                        Segs[List[I - 1]].OriginalSize);
-    Total += N; // at most 2^32 segments of less than 2^32 bytes each
+    Total += Segs[Index].OriginalSize; // < 2^32 segments of < 2^32 bytes
   }
   if (Total > SIZE_MAX / 2)
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
   PrefixSize = static_cast<size_t>(Total);
-  if (Contiguous) { // every one cached, back to back
+  // Each missing segment is decoded into an allocation of its own, so that
+  // dropping it from the cache frees it (the cache's bound is the memory it
+  // holds).
+  for (size_t I = 0; I < List.size(); ++I) {
+    if (Held[I])
+      continue;
+    const uint32_t Index = List[I];
+    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
+    std::shared_ptr<unsigned char> Buffer(new unsigned char[N ? N : 1],
+                                          std::default_delete<unsigned char[]>());
+    size_t Result = ZSTD_decompressDCtx(D.Context, Buffer.get(), N,
+                                        Frames[I].data(), Frames[I].size());
+    const std::string Where = "shared segment " + std::to_string(Index);
+    if (ZSTD_isError(Result))
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": " + ZSTD_getErrorName(Result));
+    if (Result != N)
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": decompressed size differs from its original "
+                            "size");
+    Frames[I] = {}; // the compressed frame is no longer needed
+    Held[I] = std::move(Buffer);
+    SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
+  }
+  if (List.size() == 1) { // the segment is the prefix
     Prefix = Held.front().get();
     return Status::ok();
   }
-  // Decode what is missing into one new buffer (the cache keeps views into
-  // it), copy what is cached; or, when all are cached but apart, copy them
-  // into the decoder's buffer.
-  bool AllCached = true;
-  for (const auto &H : Held)
-    AllCached = AllCached && H;
-  std::shared_ptr<unsigned char> Buffer;
-  unsigned char *Out;
-  if (AllCached) {
-    Out = D.Prefix.get(PrefixSize);
-  } else {
-    Buffer.reset(new unsigned char[PrefixSize ? PrefixSize : 1],
-                 std::default_delete<unsigned char[]>());
-    Out = Buffer.get();
-  }
+  // Several: concatenated in the decoder's buffer.
+  unsigned char *Out = D.Prefix.get(PrefixSize);
   size_t At = 0;
   for (size_t I = 0; I < List.size(); ++I) {
-    const uint32_t Index = List[I];
-    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
-    if (Held[I]) {
-      if (N)
-        std::memcpy(Out + At, Held[I].get(), N);
-    } else {
-      const std::string Where = "shared segment " + std::to_string(Index);
-      size_t Result = ZSTD_decompressDCtx(D.Context, Out + At, N,
-                                          Frames[I].data(), Frames[I].size());
-      if (ZSTD_isError(Result))
-        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                      Where + ": " + ZSTD_getErrorName(Result));
-      if (Result != N)
-        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                      Where + ": decompressed size differs from its original "
-                              "size");
-      Held[I] = std::shared_ptr<const unsigned char>(Buffer, Out + At);
-      SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
-    }
+    const size_t N = static_cast<size_t>(Segs[List[I]].OriginalSize);
+    if (N)
+      std::memcpy(Out + At, Held[I].get(), N);
     At += N;
   }
   Prefix = Out;
