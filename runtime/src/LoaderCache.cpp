@@ -180,10 +180,11 @@ LoaderCache::archiveFor(const std::string &Path) {
       Lock.unlock();
       ++FailureChecks;
       const bool Unchanged = FileStamp::of(Path) == S->Stamp;
+      if (!Unchanged)
+        debug("%s changed since it failed; probing it again", Path.c_str());
       Lock.lock();
       if (Unchanged)
         return S;
-      debug("%s changed since it failed; probing it again", Path.c_str());
       auto Again = ByRequestedPath.find(Path);
       if (Again != ByRequestedPath.end() && Again->second == S)
         ByRequestedPath.erase(Again);
