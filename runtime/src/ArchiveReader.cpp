@@ -3,6 +3,7 @@
 #include "kpack/ArchiveReader.h"
 
 #include "ByteSource.h"
+#include "kpack/ByteOrder.h"
 
 #define MSGPACK_NO_BOOST
 #include <msgpack.hpp>
@@ -16,6 +17,8 @@
 #include <tuple>
 
 namespace kpack {
+
+using detail::readLE;
 
 namespace {
 
@@ -34,15 +37,6 @@ Status invalid(std::string Message) {
 /// msgpack parse failure (its conversion throws), and so does this reader.
 Status wrongType(std::string Message) {
   return Status(KPACK_ERROR_MSGPACK_PARSE_FAILED, std::move(Message));
-}
-
-uint32_t readLE32(const unsigned char *P) {
-  return uint32_t(P[0]) | uint32_t(P[1]) << 8 | uint32_t(P[2]) << 16 |
-         uint32_t(P[3]) << 24;
-}
-
-uint64_t readLE64(const unsigned char *P) {
-  return uint64_t(readLE32(P)) | uint64_t(readLE32(P + 4)) << 32;
 }
 
 // Typed views of msgpack objects: each returns false on a type mismatch.
@@ -71,6 +65,12 @@ const msgpack::object *lookup(const msgpack::object &Map,
     if (keyIs(Map.via.map.ptr[I], Name))
       return &Map.via.map.ptr[I].val;
   return nullptr;
+}
+
+/// What an exception other than std::bad_alloc becomes: nothing but
+/// malformed input is expected to raise one, and none leaves the reader.
+Status unexpected(const std::exception &Ex) {
+  return invalid(std::string("malformed archive: ") + Ex.what());
 }
 
 Status requireString(const msgpack::object &Map, const char *Name,
@@ -135,7 +135,7 @@ private:
 struct ArchiveReader::Decoder {
   ZSTD_DCtx *Context = nullptr;
   ScratchBuffer Frame;
-  /// A frame's prefix when its segments are cached apart.
+  /// A frame's prefix when it has several segments.
   ScratchBuffer Prefix;
   ~Decoder() { ZSTD_freeDCtx(Context); }
 };
@@ -144,9 +144,10 @@ struct ArchiveReader::Decoder {
 /// needs it (loads of other segments proceed in parallel; a second load of
 /// the same one waits for it) and kept until the cache exceeds its limit,
 /// when the least recently used others are dropped; a load holds the ones
-/// it uses until it is done. The segments a load decodes go to one buffer,
-/// in the order of the entry's list, so that the frame's prefix is built
-/// without copying; the cache keeps views into it.
+/// it uses until it is done. Each segment is an allocation of its own, so
+/// that Bytes, the sum of the kept segments' sizes, is the memory the cache
+/// keeps alive, never more than Limit: a segment larger than Limit is not
+/// kept at all.
 struct ArchiveReader::SegmentCache {
   /// The segment index, read once (segmentIndex()).
   std::once_flag Once;
@@ -171,8 +172,11 @@ struct ArchiveReader::SegmentCache {
       S.LastUse = ++Clock;
     return S.Data;
   }
+  /// Keeps D unless it alone exceeds the limit (then only its load uses it).
   void insert(Slot &S, std::shared_ptr<const unsigned char> D, uint64_t Size) {
     std::lock_guard<std::mutex> Lock(Mutex);
+    if (Size > Limit)
+      return;
     Bytes += Size;
     S.Data = std::move(D);
     S.Size = Size;
@@ -278,6 +282,8 @@ Status ArchiveReader::open(const std::string &Path,
     return Status::ok();
   } catch (const std::bad_alloc &) {
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory opening " + Path);
+  } catch (const std::exception &Ex) {
+    return unexpected(Ex);
   }
 }
 
@@ -292,6 +298,8 @@ Status ArchiveReader::openBytes(const void *Data, size_t Size,
     return Status::ok();
   } catch (const std::bad_alloc &) {
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &Ex) {
+    return unexpected(Ex);
   }
 }
 
@@ -304,12 +312,12 @@ Status ArchiveReader::parse() {
     return E;
   if (std::memcmp(Header, Magic, sizeof(Magic)) != 0)
     return invalid("bad magic (not a kpack archive)");
-  uint32_t Version = readLE32(Header + 4);
+  uint32_t Version = readLE<uint32_t>(Header + 4);
   if (Version < 1 || Version > MaxSupportedVersion)
     return Status(KPACK_ERROR_UNSUPPORTED_VERSION,
                     "unsupported archive version " + std::to_string(Version));
   FormatVersion = Version;
-  uint64_t TocOffset = readLE64(Header + 8);
+  uint64_t TocOffset = readLE<uint64_t>(Header + 8);
   if (TocOffset < HeaderSize || TocOffset >= FileSize)
     return invalid("TOC offset " + std::to_string(TocOffset) +
                    " outside the file");
@@ -540,7 +548,7 @@ Status ArchiveReader::walkFrameChain() const {
       unsigned char Word[4];
       if ((Chain->Result = Source->readAt(ZstdOffset, Word, 4)))
         return;
-      const uint64_t Count = readLE32(Word);
+      const uint64_t Count = readLE<uint32_t>(Word);
       const uint64_t End = ZstdOffset + ZstdSize;
       // Each frame needs at least its 4-byte size prefix.
       if (Count > (ZstdSize - 4) / 4) {
@@ -557,7 +565,7 @@ Status ArchiveReader::walkFrameChain() const {
         }
         if ((Chain->Result = Source->readAt(Pos, Word, 4)))
           return;
-        uint64_t FrameSize = readLE32(Word);
+        uint64_t FrameSize = readLE<uint32_t>(Word);
         if (!rangeWithin(Pos + 4, FrameSize, End)) {
           Chain->Result = invalid("zstd frame " + std::to_string(I) +
                                   " runs past the blob");
@@ -569,6 +577,8 @@ Status ArchiveReader::walkFrameChain() const {
       Chain->Frames = std::move(Frames);
     } catch (const std::bad_alloc &) {
       Chain->Result = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception &Ex) {
+      Chain->Result = unexpected(Ex);
     }
   });
   return Chain->Result;
@@ -603,6 +613,21 @@ Status ArchiveReader::compressedSize(const Entry &E, uint64_t &Size) const {
 Status
 ArchiveReader::read(const Entry &E,
                     const std::function<void *(size_t)> &Allocate) const {
+  // No exception leaves the reader (the C++ API's callers, kpack ls/verify
+  // and the shim, call it directly).
+  try {
+    return readEntry(E, Allocate);
+  } catch (const std::bad_alloc &) {
+    return Status(KPACK_ERROR_OUT_OF_MEMORY,
+                  "out of memory reading " + E.Key + "/" + E.Arch);
+  } catch (const std::exception &Ex) {
+    return unexpected(Ex);
+  }
+}
+
+Status
+ArchiveReader::readEntry(const Entry &E,
+                         const std::function<void *(size_t)> &Allocate) const {
   if (CompressionScheme == Scheme::None) {
     if (E.StoredSize != E.OriginalSize)
       return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
@@ -617,24 +642,17 @@ ArchiveReader::read(const Entry &E,
   FrameLocation Loc;
   if (Status Err = locateFrame(E, Loc))
     return Err;
-  std::unique_ptr<Decoder> D;
-  Status Err;
-  try {
-    D = Decoders->acquire();
-    const unsigned char *Prefix = nullptr;
-    size_t PrefixSize = 0;
-    // The entry's segments, held until its frame is decoded.
-    std::vector<std::shared_ptr<const unsigned char>> Held;
-    std::vector<uint32_t> List;
-    Err = entrySegments(E, List);
-    if (!Err && !List.empty())
-      Err = prefixOf(List, *D, Held, Prefix, PrefixSize);
-    if (!Err)
-      Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
-  } catch (const std::bad_alloc &) {
-    return Status(KPACK_ERROR_OUT_OF_MEMORY,
-                    "out of memory reading " + E.Key + "/" + E.Arch);
-  }
+  std::unique_ptr<Decoder> D = Decoders->acquire();
+  const unsigned char *Prefix = nullptr;
+  size_t PrefixSize = 0;
+  // The entry's segments, held until its frame is decoded.
+  std::vector<std::shared_ptr<const unsigned char>> Held;
+  std::vector<uint32_t> List;
+  Status Err = entrySegments(E, List);
+  if (!Err && !List.empty())
+    Err = prefixOf(List, *D, Held, Prefix, PrefixSize);
+  if (!Err)
+    Err = decompressFrame(E, Loc, *D, Allocate, Prefix, PrefixSize);
   Decoders->release(std::move(D));
   return Err;
 }
@@ -652,7 +670,8 @@ Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
       if ((C.IndexResult =
                Source->readAt(SharedIndexOffset, Bytes.data(), Bytes.size())))
         return;
-      const uint64_t S = readLE32(&Bytes[0]), N = readLE32(&Bytes[4]);
+      const uint64_t S = readLE<uint32_t>(&Bytes[0]);
+      const uint64_t N = readLE<uint32_t>(&Bytes[4]);
       const uint64_t Fixed = 8 + 8 * S + 4 * (N + 1);
       if (Fixed > Bytes.size()) {
         C.IndexResult = invalid("shared segment index too small for its counts");
@@ -664,8 +683,8 @@ Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
       for (uint64_t I = 0; I < S; ++I) {
         Segment &Seg = Index.Segments[I];
         Seg.Offset = Pos;
-        Seg.Size = readLE32(&Bytes[8 + 8 * I]);
-        Seg.OriginalSize = readLE32(&Bytes[12 + 8 * I]);
+        Seg.Size = readLE<uint32_t>(&Bytes[8 + 8 * I]);
+        Seg.OriginalSize = readLE<uint32_t>(&Bytes[12 + 8 * I]);
         Pos += Seg.Size;
       }
       if (Pos != SharedOffset + SharedSize) {
@@ -675,7 +694,7 @@ Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
       const unsigned char *Starts = &Bytes[8 + 8 * S];
       Index.ListStart.resize(N + 1);
       for (uint64_t I = 0; I <= N; ++I) {
-        Index.ListStart[I] = readLE32(Starts + 4 * I);
+        Index.ListStart[I] = readLE<uint32_t>(Starts + 4 * I);
         if ((I == 0 && Index.ListStart[0] != 0) ||
             (I > 0 && Index.ListStart[I] < Index.ListStart[I - 1])) {
           C.IndexResult = invalid("shared segment lists out of order");
@@ -690,7 +709,7 @@ Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
       for (uint64_t O = 0; O < N; ++O)
         for (uint64_t K = Index.ListStart[O]; K < Index.ListStart[O + 1];
              ++K) {
-          uint32_t Seg = readLE32(&Bytes[Fixed + 4 * K]);
+          uint32_t Seg = readLE<uint32_t>(&Bytes[Fixed + 4 * K]);
           // Each segment once, ascending: the prefix is one concatenation,
           // bounded by the segments' total size.
           if (Seg >= S ||
@@ -707,6 +726,8 @@ Status ArchiveReader::segmentIndex(const SegmentIndex *&Out) const {
       C.Index = std::move(Index);
     } catch (const std::bad_alloc &) {
       C.IndexResult = Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception &Ex) {
+      C.IndexResult = unexpected(Ex);
     }
   });
   Out = &C.Index;
@@ -721,12 +742,18 @@ Status ArchiveReader::entrySegments(const Entry &E,
   const SegmentIndex *Index = nullptr;
   if (Status Err = segmentIndex(Index))
     return Err;
-  if (E.Ordinal + 1 >= Index->ListStart.size())
+  // ListStart has one element more than there are ordinals (at least one):
+  // no arithmetic on the ordinal, which the TOC sets to any 64-bit value.
+  if (E.Ordinal >= Index->ListStart.size() - 1)
     return invalid("entry " + E.Key + "/" + E.Arch + " ordinal " +
                    std::to_string(E.Ordinal) +
                    " is past the shared segment index");
-  Out.assign(Index->Lists.begin() + Index->ListStart[E.Ordinal],
-             Index->Lists.begin() + Index->ListStart[E.Ordinal + 1]);
+  try {
+    Out.assign(Index->Lists.begin() + Index->ListStart[E.Ordinal],
+               Index->Lists.begin() + Index->ListStart[E.Ordinal + 1]);
+  } catch (const std::bad_alloc &) {
+    return Status(KPACK_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   return Status::ok();
 }
 
@@ -759,7 +786,6 @@ Status ArchiveReader::prefixOf(
   // concurrent loads never wait on each other in a cycle).
   std::vector<std::unique_lock<std::mutex>> Locks;
   Held.assign(List.size(), nullptr);
-  bool Contiguous = true;
   std::vector<std::vector<unsigned char>> Frames(List.size());
   uint64_t Total = 0;
   for (size_t I = 0; I < List.size(); ++I) {
@@ -772,56 +798,46 @@ Status ArchiveReader::prefixOf(
       if (Status Err = readSegmentFrame(Index, Segs[Index], Frames[I]))
         return Err;
     }
-    const uint64_t N = Segs[Index].OriginalSize;
-    Contiguous =
-        Contiguous && Held[I] &&
-        (I == 0 || Held[I].get() == Held[I - 1].get() +
-                                        Segs[List[I - 1]].OriginalSize);
-    Total += N; // at most 2^32 segments of less than 2^32 bytes each
+    Total += Segs[Index].OriginalSize; // < 2^32 segments of < 2^32 bytes
   }
   if (Total > SIZE_MAX / 2)
     return Status(KPACK_ERROR_OUT_OF_MEMORY, "shared segments too large");
   PrefixSize = static_cast<size_t>(Total);
-  if (Contiguous) { // every one cached, back to back
+  // Each missing segment is decoded into an allocation of its own, so that
+  // dropping it from the cache frees it (the cache's bound is the memory it
+  // holds).
+  for (size_t I = 0; I < List.size(); ++I) {
+    if (Held[I])
+      continue;
+    const uint32_t Index = List[I];
+    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
+    std::shared_ptr<unsigned char> Buffer(new unsigned char[N ? N : 1],
+                                          std::default_delete<unsigned char[]>());
+    size_t Result = ZSTD_decompressDCtx(D.Context, Buffer.get(), N,
+                                        Frames[I].data(), Frames[I].size());
+    const std::string Where = "shared segment " + std::to_string(Index);
+    if (ZSTD_isError(Result))
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": " + ZSTD_getErrorName(Result));
+    if (Result != N)
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": decompressed size differs from its original "
+                            "size");
+    Frames[I] = {}; // the compressed frame is no longer needed
+    Held[I] = std::move(Buffer);
+    SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
+  }
+  if (List.size() == 1) { // the segment is the prefix
     Prefix = Held.front().get();
     return Status::ok();
   }
-  // Decode what is missing into one new buffer (the cache keeps views into
-  // it), copy what is cached; or, when all are cached but apart, copy them
-  // into the decoder's buffer.
-  bool AllCached = true;
-  for (const auto &H : Held)
-    AllCached = AllCached && H;
-  std::shared_ptr<unsigned char> Buffer;
-  unsigned char *Out;
-  if (AllCached) {
-    Out = D.Prefix.get(PrefixSize);
-  } else {
-    Buffer.reset(new unsigned char[PrefixSize ? PrefixSize : 1],
-                 std::default_delete<unsigned char[]>());
-    Out = Buffer.get();
-  }
+  // Several: concatenated in the decoder's buffer.
+  unsigned char *Out = D.Prefix.get(PrefixSize);
   size_t At = 0;
   for (size_t I = 0; I < List.size(); ++I) {
-    const uint32_t Index = List[I];
-    const size_t N = static_cast<size_t>(Segs[Index].OriginalSize);
-    if (Held[I]) {
-      if (N)
-        std::memcpy(Out + At, Held[I].get(), N);
-    } else {
-      const std::string Where = "shared segment " + std::to_string(Index);
-      size_t Result = ZSTD_decompressDCtx(D.Context, Out + At, N,
-                                          Frames[I].data(), Frames[I].size());
-      if (ZSTD_isError(Result))
-        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                      Where + ": " + ZSTD_getErrorName(Result));
-      if (Result != N)
-        return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                      Where + ": decompressed size differs from its original "
-                              "size");
-      Held[I] = std::shared_ptr<const unsigned char>(Buffer, Out + At);
-      SegmentData->insert(SegmentData->Slots[Index], Held[I], N);
-    }
+    const size_t N = static_cast<size_t>(Segs[List[I]].OriginalSize);
+    if (N)
+      std::memcpy(Out + At, Held[I].get(), N);
     At += N;
   }
   Prefix = Out;
@@ -836,7 +852,7 @@ Status ArchiveReader::decompressFrame(
   unsigned char *Frame = D.Frame.get(4 + Loc.Size);
   if (Status Err = Source->readAt(Loc.Offset, Frame, 4 + Loc.Size))
     return Err;
-  if (readLE32(Frame) != Loc.Size)
+  if (readLE<uint32_t>(Frame) != Loc.Size)
     return invalid(Where + ": frame_offset does not point at its frame");
   const unsigned char *Src = Frame + 4;
   unsigned long long Content = ZSTD_getFrameContentSize(Src, Loc.Size);

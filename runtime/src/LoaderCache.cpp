@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <pthread.h>
+#include <sys/stat.h>
 
 namespace kpack {
 
@@ -26,20 +28,124 @@ std::string joinList(const std::vector<std::string> &Items) {
 
 } // namespace
 
-/// One search path's archive, or why it could not be opened.
+/// What a path named when it was probed: a file's identity, or nothing. A
+/// failure is reused only while the path still names the same thing.
+struct LoaderCache::FileStamp {
+  bool Exists = false;
+  dev_t Device = 0;
+  ino_t Inode = 0;
+  off_t Size = 0;
+  struct timespec Modified = {}, Changed = {};
+
+  static FileStamp of(const std::string &Path) {
+    FileStamp S;
+    struct stat St;
+    if (::stat(Path.c_str(), &St) != 0)
+      return S;
+    S.Exists = true;
+    S.Device = St.st_dev;
+    S.Inode = St.st_ino;
+    S.Size = St.st_size;
+    S.Modified = St.st_mtim;
+    S.Changed = St.st_ctim;
+    return S;
+  }
+  bool operator==(const FileStamp &O) const {
+    if (!Exists || !O.Exists)
+      return Exists == O.Exists;
+    return Device == O.Device && Inode == O.Inode && Size == O.Size &&
+           Modified.tv_sec == O.Modified.tv_sec &&
+           Modified.tv_nsec == O.Modified.tv_nsec &&
+           Changed.tv_sec == O.Changed.tv_sec &&
+           Changed.tv_nsec == O.Changed.tv_nsec;
+  }
+};
+
+/// One search path's archive, or why it could not be opened. Archive,
+/// Failure and Stamp are written once, before Ready is set under Mutex, and
+/// only read after.
 struct LoaderCache::Slot {
   std::shared_ptr<const ArchiveReader> Archive;
   Status Failure;
+  FileStamp Stamp;       ///< of the path, taken before probing it
+  std::string Canonical; ///< its ByCanonicalPath key, if any
+  bool Ready = false;    ///< under Mutex
 };
 
-LoaderCache::LoaderCache(KpackEnvironment Env) : Env(std::move(Env)) {}
-LoaderCache::~LoaderCache() = default;
+namespace {
+
+/// Every live LoaderCache, for the fork handlers. Never destroyed (a cache
+/// may outlive static destruction).
+struct ForkRegistry {
+  std::mutex Mutex;
+  std::vector<LoaderCache *> Caches;
+};
+
+ForkRegistry &registry();
+
+void forkPrepare() {
+  ForkRegistry &R = registry();
+  R.Mutex.lock();
+  for (LoaderCache *C : R.Caches)
+    C->forkPrepare();
+}
+void forkParent() {
+  ForkRegistry &R = registry();
+  for (LoaderCache *C : R.Caches)
+    C->forkParent();
+  R.Mutex.unlock();
+}
+void forkChild() {
+  ForkRegistry &R = registry();
+  for (LoaderCache *C : R.Caches)
+    C->forkChild();
+  R.Mutex.unlock();
+}
+
+ForkRegistry &registry() {
+  static ForkRegistry *R = [] {
+    auto *New = new ForkRegistry;
+    ::pthread_atfork(forkPrepare, forkParent, forkChild);
+    return New;
+  }();
+  return *R;
+}
+
+} // namespace
+
+LoaderCache::LoaderCache(KpackEnvironment Env) : Env(std::move(Env)) {
+  ForkRegistry &R = registry();
+  std::lock_guard<std::mutex> Lock(R.Mutex);
+  R.Caches.push_back(this);
+}
+
+LoaderCache::~LoaderCache() {
+  ForkRegistry &R = registry();
+  std::lock_guard<std::mutex> Lock(R.Mutex);
+  R.Caches.erase(std::find(R.Caches.begin(), R.Caches.end(), this));
+}
+
+void LoaderCache::forkPrepare() { Mutex.lock(); }
+void LoaderCache::forkParent() { Mutex.unlock(); }
+
+void LoaderCache::forkChild() {
+  // The child has only the forking thread. Archives another thread was
+  // opening or reading stay in the state it left them in (their locks may
+  // be held for good): forget every archive and open them again when the
+  // child needs them. An archive still referenced (by a vanished thread's
+  // load, or a located code object) stays alive through its reference.
+  ByRequestedPath.clear();
+  ByCanonicalPath.clear();
+  new (&Opened) std::condition_variable(); // counted the parent's waiters
+  Mutex.unlock();
+}
 
 LoaderStats LoaderCache::stats() const {
   LoaderStats S;
   S.PathLookups = PathLookups.load();
   S.ArchiveOpens = ArchiveOpens.load();
   S.Loads = Loads.load();
+  S.FailureChecks = FailureChecks.load();
   return S;
 }
 
@@ -56,40 +162,83 @@ void LoaderCache::debug(const char *Format, ...) const {
 
 std::shared_ptr<LoaderCache::Slot>
 LoaderCache::archiveFor(const std::string &Path) {
-  // Opening under the lock keeps every path probed at most once; opening reads
-  // only a header and a TOC, so the critical section stays short.
-  std::lock_guard<std::mutex> Lock(Mutex);
-  auto Known = ByRequestedPath.find(Path);
-  if (Known != ByRequestedPath.end())
-    return Known->second;
+  // The lock guards the maps only: it is never held across a probe, an open
+  // or a read, so a fork finds it free at once (forkPrepare) and a slow file
+  // (a FIFO, a network mount) delays only the loads that need it.
+  std::unique_lock<std::mutex> Lock(Mutex);
+  for (;;) {
+    auto Known = ByRequestedPath.find(Path);
+    if (Known != ByRequestedPath.end()) {
+      std::shared_ptr<Slot> S = Known->second;
+      if (!S->Ready) { // being opened by another load
+        Opened.wait(Lock);
+        continue;
+      }
+      if (S->Archive)
+        return S;
+      // A failure holds while the path names what it named then.
+      Lock.unlock();
+      ++FailureChecks;
+      const bool Unchanged = FileStamp::of(Path) == S->Stamp;
+      if (!Unchanged)
+        debug("%s changed since it failed; probing it again", Path.c_str());
+      Lock.lock();
+      if (Unchanged)
+        return S;
+      auto Again = ByRequestedPath.find(Path);
+      if (Again != ByRequestedPath.end() && Again->second == S)
+        ByRequestedPath.erase(Again);
+      if (!S->Canonical.empty()) {
+        auto Same = ByCanonicalPath.find(S->Canonical);
+        if (Same != ByCanonicalPath.end() && Same->second == S)
+          ByCanonicalPath.erase(Same);
+      }
+      continue;
+    }
+    Lock.unlock();
 
-  ++PathLookups;
-  std::shared_ptr<Slot> S;
-  char Resolved[PATH_MAX];
-  if (!::realpath(Path.c_str(), Resolved)) {
-    S = std::make_shared<Slot>();
-    S->Failure =
-        Status(KPACK_ERROR_FILE_NOT_FOUND,
+    ++PathLookups;
+    const FileStamp Stamp = FileStamp::of(Path); // before what it describes
+    char Resolved[PATH_MAX];
+    if (!::realpath(Path.c_str(), Resolved)) {
+      auto S = std::make_shared<Slot>();
+      S->Failure =
+          Status(KPACK_ERROR_FILE_NOT_FOUND,
                  std::string("cannot resolve: ") + std::strerror(errno));
-  } else {
-    std::string Canonical(Resolved);
+      S->Stamp = Stamp;
+      S->Ready = true;
+      Lock.lock();
+      return ByRequestedPath.emplace(Path, S).first->second;
+    }
+    const std::string Canonical(Resolved);
+    Lock.lock();
     auto Same = ByCanonicalPath.find(Canonical);
     if (Same != ByCanonicalPath.end()) {
-      S = Same->second;
-    } else {
-      S = std::make_shared<Slot>();
-      ++ArchiveOpens;
-      std::unique_ptr<ArchiveReader> Reader;
-      S->Failure = ArchiveReader::open(Canonical, Reader);
-      if (Reader)
-        debug("opened %s: offers %s", Canonical.c_str(),
-              joinList(Reader->gfxArches()).c_str());
-      S->Archive = std::move(Reader);
-      ByCanonicalPath.emplace(Canonical, S);
+      // Another spelling's slot (or another load's, just made): checked as
+      // if found under this one.
+      ByRequestedPath.emplace(Path, Same->second);
+      continue;
     }
+    auto S = std::make_shared<Slot>();
+    S->Canonical = Canonical;
+    S->Stamp = Stamp;
+    ByCanonicalPath.emplace(Canonical, S);
+    ByRequestedPath[Path] = S;
+    Lock.unlock();
+
+    ++ArchiveOpens;
+    std::unique_ptr<ArchiveReader> Reader;
+    Status Failure = ArchiveReader::open(Canonical, Reader);
+    if (Reader)
+      debug("opened %s: offers %s", Canonical.c_str(),
+            joinList(Reader->gfxArches()).c_str());
+    Lock.lock();
+    S->Failure = std::move(Failure);
+    S->Archive = std::move(Reader);
+    S->Ready = true;
+    Opened.notify_all();
+    return S;
   }
-  ByRequestedPath.emplace(Path, S);
-  return S;
 }
 
 Status LoaderCache::search(const KpackMetadata &Ref,

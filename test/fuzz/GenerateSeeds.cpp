@@ -58,6 +58,16 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "error: cannot write seeds to %s\n", Root.c_str());
       return 1;
     }
+    // The malformed corpus's wrapping ordinal (issue 18, item 1): 2^64 - 1
+    // on an entry with segments and on one without.
+    ArchiveParts Parts = buildParts(Spec);
+    Parts.Toc["toc"]["lib/a.so#0"]["gfx1100"]["ordinal"] = ~uint64_t(0);
+    Parts.Toc["toc"]["lib/a.so#1"]["gfx1100"]["ordinal"] = ~uint64_t(0);
+    if (!writeFile(Root + "/archive/shared_ordinal_max.kpack",
+                   serialize(Parts))) {
+      std::fprintf(stderr, "error: cannot write seeds to %s\n", Root.c_str());
+      return 1;
+    }
   }
   bool Ok = writeFile(Root + "/metadata/pattern",
                       hipkMetadata("lib/libfoo.so",

@@ -61,7 +61,7 @@ public:
   };
 
   /// Decoded segments kept per archive by default, least recently used
-  /// dropped first.
+  /// dropped first: at most this many bytes of memory.
   static constexpr uint64_t SegmentCacheBytes = uint64_t(64) << 20;
 
   static Status open(const std::string &Path,
@@ -93,8 +93,10 @@ public:
   /// The segments E's frame is compressed against, ascending (none for
   /// other schemes).
   Status entrySegments(const Entry &E, std::vector<uint32_t> &Out) const;
-  /// Bytes of decoded segments to keep (SegmentCacheBytes unless set). A
-  /// segment in use by a load is kept regardless.
+  /// Bytes of decoded segments to keep (SegmentCacheBytes unless set). Each
+  /// kept segment is an allocation of its own; a segment larger than the
+  /// limit is not kept (its load decodes it for itself). Segments in use by
+  /// loads in flight live until those loads end, whether kept or not.
   void setSegmentCacheLimit(uint64_t Bytes);
   /// Bytes of decoded segments kept now.
   uint64_t cachedSegmentBytes() const;
@@ -133,6 +135,9 @@ private:
   Status parse();
   Status parseToc(const char *Data, size_t Size);
   Status locateFrame(const Entry &E, FrameLocation &Loc) const;
+  /// read() without its catch-all.
+  Status readEntry(const Entry &E,
+                   const std::function<void *(size_t)> &Allocate) const;
   Status walkFrameChain() const;
   Status decompressFrame(const Entry &E, const FrameLocation &Loc, Decoder &D,
                          const std::function<void *(size_t)> &Allocate,

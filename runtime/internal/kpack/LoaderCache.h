@@ -3,7 +3,8 @@
 // What kpack_load_code_object does for CLR (docs/FORMAT.md §1.4, §3.2, §3.3):
 // for each requested target ID in order, each of its feature subsets (most
 // specific first), each search path: the archive there (opened lazily, each
-// canonical path once, failures cached too) is asked for the code object if
+// canonical path once; a failure is kept while the path names the same file,
+// or nothing) is asked for the code object if
 // its gfx_arches lists the candidate; an archive without the key does not
 // end the search.
 //
@@ -16,6 +17,7 @@
 #include "kpack/SearchPaths.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -35,6 +37,7 @@ struct LoaderStats {
   uint64_t PathLookups = 0;  // filesystem probes (realpath) of search paths
   uint64_t ArchiveOpens = 0; // ArchiveReader::open calls
   uint64_t Loads = 0;        // successful code-object loads
+  uint64_t FailureChecks = 0; // stat()s of a path that failed before
 };
 
 /// Where a code object is, found without reading it (locateCodeObject).
@@ -78,11 +81,20 @@ public:
   Status readLocated(const LocatedCodeObject &Located,
                      const std::function<void *(size_t)> &Allocate) const;
 
+  /// pthread_atfork handlers (every live cache's, in turn): the cache's lock
+  /// is taken before fork and released after; the child forgets every
+  /// archive (another thread may have been using one) and opens them again
+  /// when it needs them.
+  void forkPrepare();
+  void forkParent();
+  void forkChild();
+
   /// Reports to stderr under ROCM_KPACK_DEBUG.
   void debug(const char *Format, ...) const
       __attribute__((format(printf, 2, 3)));
 
 private:
+  struct FileStamp;
   struct Slot;
   std::shared_ptr<Slot> archiveFor(const std::string &Path);
   /// The search of loadCodeObject; Use is called for each entry found and
@@ -97,12 +109,17 @@ private:
                 const FoundFn &Use);
 
   KpackEnvironment Env;
+  /// Guards the maps and the slots' Ready flags; never held across file
+  /// I/O.
   mutable std::mutex Mutex;
+  /// Notified when a slot becomes ready.
+  std::condition_variable Opened;
   std::map<std::string, std::shared_ptr<Slot>> ByRequestedPath;
   std::map<std::string, std::shared_ptr<Slot>> ByCanonicalPath;
   std::atomic<uint64_t> PathLookups{0};
   std::atomic<uint64_t> ArchiveOpens{0};
   std::atomic<uint64_t> Loads{0};
+  std::atomic<uint64_t> FailureChecks{0};
 };
 
 /// kpack_discover_binary_path: the file mapped at Address per /proc/self/maps

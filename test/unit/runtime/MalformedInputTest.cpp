@@ -682,6 +682,27 @@ std::vector<MalformedArchive> malformedArchives() {
                      [](ArchiveParts &P) { entry(P)["ordinal"] = 3; });
                },
                Ok, Invalid});
+  // An ordinal of 2^64 - 1: ordinal + 1 wraps to 0 (issue 18, item 1).
+  C.push_back({"v2_ordinal_max",
+               [] {
+                 return withShared([](ArchiveParts &P) {
+                   entry(P)["ordinal"] = ~uint64_t(0);
+                 });
+               },
+               Ok, Invalid});
+  C.push_back({"zstd_ordinal_max",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = ~uint64_t(0); });
+               },
+               Ok, Invalid});
+  C.push_back({"none_ordinal_max",
+               [] {
+                 return withParts(
+                     [](ArchiveParts &P) { entry(P)["ordinal"] = ~uint64_t(0); },
+                     "none");
+               },
+               Invalid});
   // Frames and prefixes that disagree. The lists are {0, 1}, {0}, {} at
   // starts 0, 2, 3, 3; the edits keep three list words.
   C.push_back({"v2_list_dropped",
@@ -846,6 +867,39 @@ TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
         << Name;
   }
 #endif
+}
+
+// Issue 18, item 1: with every ordinal 2^64 - 1, no entry of a version-2
+// archive reads (k#1 has no segments, so a wrapped ordinal that found an
+// empty list would load it), and its segment list is refused.
+TEST(MalformedArchive, V2OrdinalMaxLoadsNoEntry) {
+  Bytes Image = withShared([](ArchiveParts &P) {
+    for (auto &Binary : P.Toc["toc"].M)
+      for (auto &Arch : Binary.second.M)
+        Arch.second["ordinal"] = ~uint64_t(0);
+  });
+  std::unique_ptr<ArchiveReader> R;
+  ASSERT_FALSE(ArchiveReader::openBytes(Image.data(), Image.size(), R));
+  TempDir Dir;
+  const std::string Path = Dir.write("max.kpack", Image);
+  kpack_archive_t A = nullptr;
+  ASSERT_EQ(kpack_open(Path.c_str(), &A), KPACK_SUCCESS);
+  for (const ArchiveReader::Entry &E : R->entries()) {
+    std::vector<uint32_t> List;
+    EXPECT_EQ(R->entrySegments(E, List).code(), KPACK_ERROR_INVALID_FORMAT)
+        << E.Key << " " << E.Arch;
+    std::vector<uint8_t> Out;
+    EXPECT_EQ(R->read(E, Out).code(), KPACK_ERROR_INVALID_FORMAT)
+        << E.Key << " " << E.Arch;
+    void *Data = nullptr;
+    size_t Size = 0;
+    EXPECT_EQ(kpack_get_kernel(A, E.Key.c_str(), E.Arch.c_str(), &Data, &Size),
+              KPACK_ERROR_INVALID_FORMAT)
+        << E.Key << " " << E.Arch;
+    EXPECT_EQ(Data, nullptr);
+    kpack_free_kernel(Data);
+  }
+  kpack_close(A);
 }
 
 TEST(MalformedArchive, MissingFileAndDirectory) {

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace kpack_test;
 
 namespace {
@@ -236,14 +238,22 @@ TEST(WriterInteropShared, SegmentCacheKeepsWithinItsLimit) {
   const uint64_t SecondOnly = R->cachedSegmentBytes() - AfterFirst;
   EXPECT_GE(SecondOnly, 17000u);
 
-  R->setSegmentCacheLimit(1); // nothing in use: everything goes
-  EXPECT_EQ(R->cachedSegmentBytes(), 0u);
-  ASSERT_FALSE(R->read(*First, Out)); // what a load uses stays
+  // Room for the second entry's segments only: loading the first again
+  // drops them, loading the second drops the first's.
+  R->setSegmentCacheLimit(std::max(AfterFirst, SecondOnly));
+  EXPECT_EQ(R->cachedSegmentBytes(), SecondOnly); // the older ones went
+  ASSERT_FALSE(R->read(*First, Out));
   EXPECT_EQ(R->cachedSegmentBytes(), AfterFirst);
   EXPECT_EQ(Out, Entries[0].Data);
-  ASSERT_FALSE(R->read(*Second, Out)); // and replaces the older one
+  ASSERT_FALSE(R->read(*Second, Out));
   EXPECT_EQ(R->cachedSegmentBytes(), SecondOnly);
   EXPECT_EQ(Out, Entries[2].Data);
+
+  R->setSegmentCacheLimit(1); // below every segment: nothing is kept
+  EXPECT_EQ(R->cachedSegmentBytes(), 0u);
+  ASSERT_FALSE(R->read(*First, Out)); // decoded for the load alone
+  EXPECT_EQ(R->cachedSegmentBytes(), 0u);
+  EXPECT_EQ(Out, Entries[0].Data);
 }
 
 // writeArchives with archives of different schemes and an interleaved
