@@ -112,9 +112,15 @@ config.substitutions.append(("%kpack_hipcc", os.path.join(config.kpack_tools_dir
 # must carry the sanitizer runtime in sanitizer builds: link them with
 # %sanitize_link, or link against the stand-in with %standin_link.
 # -fsanitize-link-c++-runtime: C programs too, since the shim and the
-# stand-in are C++ (UBSan's vptr checks, TSan's operator new).
-sanitize_link = ("-Xarch_host -fsanitize=%s -Xarch_host -fsanitize-link-c++-runtime"
-                 % config.sanitize) if config.sanitize else ""
+# stand-in are C++ (UBSan's vptr checks, TSan's operator new). ASan's
+# redzones around globals would grow the fat binary wrappers'
+# .hipFatBinSegment beyond 24 bytes a wrapper, which the tools reject: off.
+sanitize_link = ""
+if config.sanitize:
+    sanitize_link = ("-Xarch_host -fsanitize=%s -Xarch_host -fsanitize-link-c++-runtime"
+                     % config.sanitize)
+    if "address" in config.sanitize.split(","):
+        sanitize_link += " -Xarch_host -mllvm=-asan-globals=0"
 config.substitutions.append(("%sanitize_link", sanitize_link))
 config.substitutions.append(("%standin_link", "-fuse-ld=lld -L{0} -lhip_standin -Wl,-rpath,{0} {1}".format(config.kpack_lib_dir, sanitize_link)))
 # Directory whose libamdhip64.so.5 is the stand-in, for real ROCm libraries
