@@ -39,6 +39,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdarg>
@@ -124,6 +125,9 @@ struct Loader {
   bool Lazy = false; ///< lazy bundles can be created (LazyBundle.h)
 };
 
+/// The loader once made (for the fork handler, which must not make it).
+std::atomic<Loader *> MadeLoader{nullptr};
+
 Loader &loader() {
   // Never destroyed: unregistration may run after this library's destructors,
   // and lazy bundles are filled from it until then.
@@ -148,6 +152,7 @@ Loader &loader() {
     SHIM_DEBUG("code objects load %s%s%s",
                L->Lazy ? "on first touch (userfaultfd)" : "at registration",
                Why.empty() ? "" : ": ", Why.c_str());
+    MadeLoader.store(L);
     return L;
   }();
   return *L;
@@ -195,7 +200,19 @@ void atforkParent() {
   PathMutex.unlock();
   LiveMutex.unlock();
 }
-void atforkChild() { atforkParent(); }
+void atforkChild() {
+  atforkParent();
+  // The loader's locks may have been held by another thread of the parent
+  // (a registration looking up an archive, a fill decompressing): the child
+  // gets a loader of its own, with the same environment. The parent's is
+  // left alone (its lazy bundles, which would fill from it, are forgotten
+  // in the child: LazyBundle.cpp).
+  if (Loader *L = MadeLoader.load()) {
+    KpackEnvironment Env = L->Cache->environment();
+    (void)L->Cache.release();
+    L->Cache = std::make_unique<LoaderCache>(std::move(Env));
+  }
+}
 
 __attribute__((constructor)) void installForkHandlers() {
   // The lazy bundles register their own fork handlers when their state is
