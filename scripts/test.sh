@@ -4,11 +4,11 @@
 # suite, then the runtime and format core again under ASan+UBSan (with the
 # fuzzers for a bounded time) and TSan, each followed by the shim's lit tests
 # against that build's shim and stand-in (tools from build/), and built with
-# GCC 12. Ends with one
-# line "total: N passed, N failed, N skipped" that counts every step: a build
-# that fails and a test step whose log has no summary count as failures; tests
-# ctest reports as not run (GTEST_SKIP) and lit's Unsupported/Skipped tests
-# count as skipped, never as passed (docs/testing.md).
+# GCC 12. Ends with one line "total: N passed, N failed, N skipped" that
+# counts every step: a build that fails and a test step whose log has no
+# summary count as failures; tests ctest reports as not run (GTEST_SKIP) and
+# lit's Unsupported/Skipped tests count as skipped, never as passed
+# (docs/testing.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
