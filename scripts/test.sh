@@ -2,11 +2,13 @@
 # The whole test suite, as CI runs it (.ci/run): installs what is missing,
 # builds with warnings as errors, runs the unit tests (ctest) and the lit
 # suite, then the runtime and format core again under ASan+UBSan (with the
-# fuzzers for a bounded time) and TSan, and built with GCC 12. Ends with one
-# line "total: N passed, N failed, N skipped" that counts every step: a build
-# that fails and a test step whose log has no summary count as failures; tests
-# ctest reports as not run (GTEST_SKIP) and lit's Unsupported/Skipped tests
-# count as skipped, never as passed (docs/testing.md).
+# fuzzers for a bounded time) and TSan, each followed by the shim's lit tests
+# against that build's shim and stand-in (tools from build/), and built with
+# GCC 12. Ends with one line "total: N passed, N failed, N skipped" that
+# counts every step: a build that fails and a test step whose log has no
+# summary count as failures; tests ctest reports as not run (GTEST_SKIP) and
+# lit's Unsupported/Skipped tests count as skipped, never as passed
+# (docs/testing.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,8 +44,19 @@ build() {
 }
 LOGS=$ROOT/build/test-logs; mkdir -p "$LOGS"
 
+# shim_lit <sanitizer build> <log name>: the shim's end-to-end lit tests with
+# the programs, the shim and the stand-in of that build (instrumented), the
+# tools from build/ (lit.cfg.py, kpack_sanitized_build).
+shim_lit() {
+  [ "$main_built" = 1 ] || return 0 # build/'s failure is counted already
+  /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_sanitized_build="$ROOT/$1" \
+    build/test/lit/shim 2>&1 | tee "$LOGS/$2"; count_lit "$LOGS/$2"
+}
+
+main_built=0
 step "build (clang-22, RelWithDebInfo, -Werror)"
 if build build; then
+  main_built=1
   step "unit tests"
   (cd build && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest.log"; count_ctest "$LOGS/ctest.log"
   step "lit suite"
@@ -53,11 +66,16 @@ fi
 step "runtime + format core under ASan+UBSan"
 if build build-asan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON; then
   (cd build-asan && ctest --output-on-failure -j2 --timeout 600) 2>&1 | tee "$LOGS/ctest-asan.log"; count_ctest "$LOGS/ctest-asan.log"
+  step "shim end to end under ASan+UBSan (lit test/lit/shim)"
+  shim_lit build-asan lit-shim-asan.log
 fi
 
 step "runtime under TSan"
 if build build-tsan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=thread; then
-  (cd build-tsan && ctest --output-on-failure -j2 --timeout 600 -R 'Concurren|Thread|Parallel') 2>&1 | tee "$LOGS/ctest-tsan.log"; count_ctest "$LOGS/ctest-tsan.log"
+  # With the shim's lazy bundles (fork children start its threads anew).
+  (cd build-tsan && TSAN_OPTIONS=die_after_fork=0 ctest --output-on-failure -j2 --timeout 600 -R 'Concurren|Thread|Parallel|ShimLazyBundle') 2>&1 | tee "$LOGS/ctest-tsan.log"; count_ctest "$LOGS/ctest-tsan.log"
+  step "shim end to end under TSan (lit test/lit/shim)"
+  shim_lit build-tsan lit-shim-tsan.log
 fi
 
 # What CLR links (librocm_kpack) must build warning-free with the system

@@ -107,7 +107,15 @@ struct State {
   pthread_t Thread{};
   // under M:
   uint64_t Filled = 0, FillFailures = 0, Faults = 0, PopulatedAhead = 0;
+  uint64_t FromReserve = 0;
+  /// The handler thread gave up waiting for faults (abandonHandler); reset
+  /// when it is joined.
+  bool HandlerFailed = false;
+  std::string HandlerError; ///< why, for createLazyBundle's error
 };
+
+/// A poll() error the handler thread is to see next (tests only).
+std::atomic<int> InjectedPollError{0};
 
 State &state();
 
@@ -137,6 +145,8 @@ void atforkChild() {
     ::close(S.WakeFd);
   S.Uffd = S.WakeFd = -1;
   S.Probed = S.Usable = S.Running = S.StopRequested = false;
+  S.HandlerFailed = false;
+  S.HandlerError.clear();
   S.Reserve = nullptr; // the parent's; left mapped
   S.ReserveLen = S.ReservePopulated = 0;
   S.AnyFilled = false;
@@ -412,13 +422,15 @@ void waitPopulated(State &S) {
 }
 
 /// Staging memory for Len bytes (a multiple of the page size): from the
-/// reserve when it is large enough, else freshly mapped. Returns in
-/// Populated how many bytes from its start are populated already; the
-/// caller populates the rest (populateAhead). Unmap with munmap(Staging,
+/// reserve when it is large enough (FromReserve), else freshly mapped.
+/// Returns in Populated how many bytes from its start are populated already;
+/// the caller populates the rest (populateAhead). Unmap with munmap(Staging,
 /// Len). (Transparent huge pages would fault less, but may stall in
 /// compaction.)
-uint8_t *takeStaging(State &S, uint64_t Len, uint64_t &Populated) {
-  if (S.Reserve && S.ReserveLen >= Len) {
+uint8_t *takeStaging(State &S, uint64_t Len, uint64_t &Populated,
+                     bool &FromReserve) {
+  FromReserve = S.Reserve && S.ReserveLen >= Len;
+  if (FromReserve) {
     uint8_t *Staging = S.Reserve;
     Populated = std::min(S.ReservePopulated, Len);
     S.ReservePopulated -= Populated;
@@ -496,9 +508,10 @@ void fillPayload(State &S, Region &R, size_t I) {
   std::string Error;
   bool Ok = false;
   bool Ahead = false;
+  bool FromReserve = false;
   if (Len) {
     uint64_t Populated = 0;
-    uint8_t *Staging = takeStaging(S, Len, Populated);
+    uint8_t *Staging = takeStaging(S, Len, Populated, FromReserve);
     if (!Staging) {
       Error = std::string("cannot map a staging buffer: ") +
               std::strerror(errno);
@@ -540,6 +553,7 @@ void fillPayload(State &S, Region &R, size_t I) {
     std::lock_guard<std::mutex> Lock(S.M);
     ++(Ok || !Len ? S.Filled : S.FillFailures);
     S.PopulatedAhead += Ahead;
+    S.FromReserve += FromReserve;
   }
   // Logged before the wake-up, so that the line precedes anything the woken
   // thread prints (the log's order is the order of events).
@@ -596,16 +610,57 @@ void serveFault(State &S, uintptr_t Address) {
   wake(S.Uffd, Page, PageSize);
 }
 
+/// The handler cannot wait for faults any more (Why): fills every payload
+/// of the live bundles now and unregisters them, which wakes every thread
+/// waiting on them (padding then reads as zeros), so that no first touch
+/// waits for a handler that is gone; createLazyBundle fails from now on
+/// until the handler is joined. Never takes Life (whose holder may be
+/// joining this thread).
+void abandonHandler(State &S, const std::string &Why) {
+  reportLine("error: userfaultfd handler: %s; loading the remaining code "
+             "objects of the lazy bundles now",
+             Why.c_str());
+  std::vector<std::shared_ptr<Region>> Live;
+  {
+    std::lock_guard<std::mutex> Lock(S.M);
+    S.HandlerFailed = true;
+    S.HandlerError = "the userfaultfd handler stopped (" + Why + ")";
+    for (auto &R : S.Regions)
+      Live.push_back(R.second);
+  }
+  for (auto &R : Live) {
+    std::lock_guard<std::mutex> Lock(R->M);
+    if (R->Dead)
+      continue;
+    for (size_t I = 0; I < R->Payloads.size(); ++I)
+      if (!R->Filled[I])
+        fillPayload(S, *R, I);
+    if (R->RegisteredStart < R->MapSize) {
+      uffdio_range Range{
+          reinterpret_cast<uintptr_t>(R->Base + R->RegisteredStart),
+          R->MapSize - R->RegisteredStart};
+      (void)ioctl(S.Uffd, UFFDIO_UNREGISTER, &Range);
+      R->RegisteredStart = R->MapSize;
+    }
+  }
+}
+
 void *handlerMain(void *) {
   State &S = state();
   pollfd Fds[2] = {{S.Uffd, POLLIN, 0}, {S.WakeFd, POLLIN, 0}};
   for (;;) {
     topUpReserve(S);
-    int N = poll(Fds, 2, -1);
+    int N;
+    if (const int Injected = InjectedPollError.exchange(0)) {
+      N = -1;
+      errno = Injected;
+    } else {
+      N = poll(Fds, 2, -1);
+    }
     if (N < 0) {
       if (errno == EINTR)
         continue;
-      reportLine("error: userfaultfd handler: poll: %s", std::strerror(errno));
+      abandonHandler(S, std::string("poll: ") + std::strerror(errno));
       return nullptr;
     }
     if (Fds[1].revents & POLLIN) {
@@ -659,6 +714,9 @@ void stopHandlerIfIdle(State &S) {
   std::lock_guard<std::mutex> Lock(S.M);
   S.Running = false;
   S.StopRequested = false;
+  // A new handler gets a new chance.
+  S.HandlerFailed = false;
+  S.HandlerError.clear();
 }
 
 } // namespace
@@ -680,6 +738,20 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
   if (!probe(S)) {
     Error = S.Why;
     return nullptr;
+  }
+  bool Failed;
+  {
+    std::lock_guard<std::mutex> Lock(S.M);
+    Failed = S.HandlerFailed;
+  }
+  if (Failed) // joins the handler that gave up once no bundle is left
+    stopHandlerIfIdle(S);
+  {
+    std::lock_guard<std::mutex> Lock(S.M);
+    if (S.HandlerFailed) {
+      Error = S.HandlerError;
+      return nullptr;
+    }
   }
   std::sort(Payloads.begin(), Payloads.end(),
             [](const LazyPayload &A, const LazyPayload &B) {
@@ -739,6 +811,17 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
   R->Filled.assign(Payloads.size(), false);
   R->Payloads = std::move(Payloads);
   std::lock_guard<std::mutex> Lock(S.M);
+  if (S.HandlerFailed) {
+    // The handler gave up after it was started (or found running) above;
+    // nobody would serve this bundle's faults.
+    Error = S.HandlerError;
+    if (R->RegisteredStart < R->MapSize) {
+      uffdio_range Range{reinterpret_cast<uintptr_t>(R->Base), R->MapSize};
+      (void)ioctl(S.Uffd, UFFDIO_UNREGISTER, &Range);
+    }
+    munmap(R->Base, R->MapSize);
+    return nullptr;
+  }
   S.Regions[reinterpret_cast<uintptr_t>(R->Base)] = R;
   return R->Base;
 }
@@ -785,12 +868,24 @@ LazyBundleStats lazyBundleStats() {
   St.FillFailures = S.FillFailures;
   St.Faults = S.Faults;
   St.PopulatedAhead = S.PopulatedAhead;
+  St.FromReserve = S.FromReserve;
   St.HandlerRunning = S.Running;
+  St.HandlerFailed = S.HandlerFailed;
   {
     std::lock_guard<std::mutex> PLock(S.Populator.M);
     St.PopulatorRunning = S.Populator.Running;
   }
   return St;
+}
+
+void injectHandlerPollErrorForTesting(int Errno) {
+  State &S = state();
+  std::lock_guard<std::mutex> Lock(S.Life);
+  InjectedPollError.store(Errno);
+  if (S.WakeFd >= 0) {
+    uint64_t One = 1;
+    (void)!::write(S.WakeFd, &One, sizeof(One));
+  }
 }
 
 } // namespace shim

@@ -48,8 +48,15 @@ struct LazyBundleStats {
   /// Fills whose staging memory a second thread populated while the payload
   /// was written (large payloads, at least two CPUs).
   uint64_t PopulatedAhead = 0;
+  /// Fills whose staging memory came from the reserve the handler prepares
+  /// between faults (after the first fill; docs/shim.md, "Staging memory").
+  uint64_t FromReserve = 0;
   bool HandlerRunning = false;
   bool PopulatorRunning = false;
+  /// The handler thread can no longer wait for faults (poll failed): every
+  /// payload of the live bundles was filled at once, and createLazyBundle
+  /// fails until the last of them is released.
+  bool HandlerFailed = false;
 };
 
 /// Whether lazy bundles can be created here; if not, Why says why (the
@@ -72,6 +79,11 @@ const uint8_t *createLazyBundle(const std::vector<uint8_t> &Header,
 size_t releaseLazyBundle(const uint8_t *Bundle);
 
 LazyBundleStats lazyBundleStats();
+
+/// Tests only: the handler thread's next poll() fails with Errno (it is
+/// woken to make that happen at once). EINTR is retried; any other error is
+/// fatal to the handler (LazyBundleStats::HandlerFailed).
+void injectHandlerPollErrorForTesting(int Errno);
 
 } // namespace shim
 } // namespace kpack

@@ -36,8 +36,10 @@
 #include "rocm_kpack/kpack.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdarg>
@@ -123,6 +125,9 @@ struct Loader {
   bool Lazy = false; ///< lazy bundles can be created (LazyBundle.h)
 };
 
+/// The loader once made (for the fork handler, which must not make it).
+std::atomic<Loader *> MadeLoader{nullptr};
+
 Loader &loader() {
   // Never destroyed: unregistration may run after this library's destructors,
   // and lazy bundles are filled from it until then.
@@ -147,6 +152,7 @@ Loader &loader() {
     SHIM_DEBUG("code objects load %s%s%s",
                L->Lazy ? "on first touch (userfaultfd)" : "at registration",
                Why.empty() ? "" : ": ", Why.c_str());
+    MadeLoader.store(L);
     return L;
   }();
   return *L;
@@ -170,10 +176,51 @@ struct Substitute {
   }
 };
 
+// The shim's locks. Unregistration takes LiveMutex and, under it, the lazy
+// bundles' locks (releaseLazyBundle); the other two are never held while
+// taking another lock.
 std::mutex LiveMutex;
+std::mutex ReportedMutex; ///< reportMissing's set
+std::mutex PathMutex;     ///< binaryPathOf's cache
 std::map<void **, std::unique_ptr<Substitute>> &live() {
   static auto *M = new std::map<void **, std::unique_ptr<Substitute>>;
   return *M;
+}
+
+/// fork() copies only the calling thread: a lock another thread held at that
+/// moment would stay locked in the child, and its next registration would
+/// wait forever. The locks are taken around fork instead.
+void atforkPrepare() {
+  LiveMutex.lock();
+  PathMutex.lock();
+  ReportedMutex.lock();
+}
+void atforkParent() {
+  ReportedMutex.unlock();
+  PathMutex.unlock();
+  LiveMutex.unlock();
+}
+void atforkChild() {
+  atforkParent();
+  // The loader's locks may have been held by another thread of the parent
+  // (a registration looking up an archive, a fill decompressing): the child
+  // gets a loader of its own, with the same environment. The parent's is
+  // left alone (its lazy bundles, which would fill from it, are forgotten
+  // in the child: LazyBundle.cpp).
+  if (Loader *L = MadeLoader.load()) {
+    KpackEnvironment Env = L->Cache->environment();
+    (void)L->Cache.release();
+    L->Cache = std::make_unique<LoaderCache>(std::move(Env));
+  }
+}
+
+__attribute__((constructor)) void installForkHandlers() {
+  // The lazy bundles register their own fork handlers when their state is
+  // made (here, at the latest). Prepare handlers run in the reverse order of
+  // registration, so these, registered after them, take LiveMutex before
+  // the lazy bundles' locks: the order unregistration takes them in.
+  (void)shim::lazyBundleStats();
+  pthread_atfork(atforkPrepare, atforkParent, atforkChild);
 }
 
 /// A code object for one agent: loaded (eager) or only located (lazy).
@@ -255,7 +302,6 @@ void reportMissing(const KpackEnvironment &Env, const KpackMetadata *Ref,
   std::string Gpus;
   for (const TargetId &M : Missing)
     Gpus += (Gpus.empty() ? "" : ", ") + M.str();
-  static std::mutex ReportedMutex;
   static auto *Reported = new std::set<std::string>;
   {
     std::lock_guard<std::mutex> Lock(ReportedMutex);
@@ -291,10 +337,9 @@ std::string binaryPathOf(const void *Address) {
       Known ? std::to_string(reinterpret_cast<uintptr_t>(Info.dli_fbase)) +
                   '\n' + (Info.dli_fname ? Info.dli_fname : "")
             : std::string();
-  static std::mutex CacheMutex;
   static auto *Cache = new std::map<std::string, std::string>;
   if (Known) {
-    std::lock_guard<std::mutex> Lock(CacheMutex);
+    std::lock_guard<std::mutex> Lock(PathMutex);
     auto It = Cache->find(Key);
     if (It != Cache->end())
       return It->second;
@@ -305,7 +350,7 @@ std::string binaryPathOf(const void *Address) {
       KPACK_SUCCESS)
     return "";
   if (Known) {
-    std::lock_guard<std::mutex> Lock(CacheMutex);
+    std::lock_guard<std::mutex> Lock(PathMutex);
     (*Cache)[Key] = PathBuf;
   }
   return PathBuf;

@@ -39,6 +39,34 @@ for path in build_outputs:
         lit_config.fatal("build output %s not found: build the whole project "
                          "(scripts/build.sh) before running lit" % path)
 
+# `--param kpack_sanitized_build=<dir>` (scripts/test.sh): the libraries the
+# test programs load (the shim, the stand-in, librocm_kpack: %kpack_lib,
+# %shim, %standin...) come from that sanitizer build (-DKPACK_SANITIZE, tools
+# off), the tools (kpack, kpack-convert, ...) from this one; the programs the
+# tests link get that build's sanitizers (%sanitize_link), and the outputs go
+# below that build. Meant for test/lit/shim.
+sanitized_build = lit_config.params.get("kpack_sanitized_build", "")
+if sanitized_build:
+    sanitized_build = os.path.abspath(sanitized_build)
+    sanitize = ""
+    try:
+        with open(os.path.join(sanitized_build, "CMakeCache.txt")) as cache:
+            for line in cache:
+                if line.startswith("KPACK_SANITIZE:"):
+                    sanitize = line.split("=", 1)[1].strip()
+    except OSError:
+        lit_config.fatal("kpack_sanitized_build: no CMakeCache.txt in %s" % sanitized_build)
+    if not sanitize:
+        lit_config.fatal("kpack_sanitized_build: %s is not a -DKPACK_SANITIZE build" % sanitized_build)
+    config.sanitize = sanitize
+    config.kpack_lib_dir = os.path.join(sanitized_build, "lib")
+    for lib in ["librocm_kpack.so", "librocm_kpack_hip.so", "libhip_standin.so",
+                "hip-standin-as-amdhip64/libamdhip64.so.5"]:
+        if not os.path.exists(os.path.join(config.kpack_lib_dir, lib)):
+            lit_config.fatal("build output %s not found in the sanitizer build %s"
+                             % (lib, sanitized_build))
+    config.test_exec_root = os.path.join(sanitized_build, "test", "lit")
+
 # PATH: the build's tools, LLVM 22's, a directory of links to the other
 # programs CMake found, then only the base system's /usr/bin and /bin
 # (coreutils, bash, sed, awk, grep); never the host's PATH.
@@ -83,7 +111,16 @@ config.substitutions.append(("%kpack_hipcc", os.path.join(config.kpack_tools_dir
 # Programs that load the stand-in (or any instrumented library of the build)
 # must carry the sanitizer runtime in sanitizer builds: link them with
 # %sanitize_link, or link against the stand-in with %standin_link.
-sanitize_link = ("-Xarch_host -fsanitize=%s" % config.sanitize) if config.sanitize else ""
+# -fsanitize-link-c++-runtime: C programs too, since the shim and the
+# stand-in are C++ (UBSan's vptr checks, TSan's operator new). ASan's
+# redzones around globals would grow the fat binary wrappers'
+# .hipFatBinSegment beyond 24 bytes a wrapper, which the tools reject: off.
+sanitize_link = ""
+if config.sanitize:
+    sanitize_link = ("-Xarch_host -fsanitize=%s -Xarch_host -fsanitize-link-c++-runtime"
+                     % config.sanitize)
+    if "address" in config.sanitize.split(","):
+        sanitize_link += " -Xarch_host -mllvm=-asan-globals=0"
 config.substitutions.append(("%sanitize_link", sanitize_link))
 config.substitutions.append(("%standin_link", "-fuse-ld=lld -L{0} -lhip_standin -Wl,-rpath,{0} {1}".format(config.kpack_lib_dir, sanitize_link)))
 # Directory whose libamdhip64.so.5 is the stand-in, for real ROCm libraries
@@ -97,8 +134,16 @@ config.substitutions.append(("%lit", config.kpack_programs["lit"][0]))
 
 if config.sanitize:
     config.available_features.add("sanitizer")
+    if "thread" in config.sanitize.split(","):
+        config.available_features.add("tsan")
+    if "address" in config.sanitize.split(","):
+        config.available_features.add("asan")
     config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    # A report fails the program at once. die_after_fork=0: fork children
+    # of the multithreaded test programs start threads of their own (the
+    # shim's handler), which TSan otherwise refuses.
+    config.environment["TSAN_OPTIONS"] = "halt_on_error=1:die_after_fork=0"
 # Slow tests over the large real inputs (e.g. converting the 1.3 GB
 # librocsparse) run only with `lit --param kpack_long=1` (docs/convert.md).
 if lit_config.params.get("kpack_long", "0") not in ("", "0"):

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -88,6 +89,34 @@ int childExitCode(pid_t Child) {
     return -1;
   }
   return WIFEXITED(Status) ? WEXITSTATUS(Status) : -1;
+}
+
+/// Reads *P on another thread; true with the byte in Out if that read ended
+/// within 10 s. A read that hangs leaves its thread behind (detached).
+bool readsWithin10s(const uint8_t *P, uint8_t &Out) {
+  struct Result {
+    std::atomic<bool> Done{false};
+    std::atomic<int> Byte{0};
+  };
+  auto R = std::make_shared<Result>();
+  std::thread([R, P] {
+    R->Byte = *static_cast<const volatile uint8_t *>(P);
+    R->Done = true;
+  }).detach();
+  for (int I = 0; I < 1000 && !R->Done; ++I)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Out = uint8_t(R->Byte.load());
+  return R->Done;
+}
+
+/// Waits up to 10 s for Pred(lazyBundleStats()).
+template <typename P> bool statsWithin10s(P Pred) {
+  for (int I = 0; I < 1000; ++I) {
+    if (Pred(lazyBundleStats()))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 TEST(ShimLazyBundle, Available) {
@@ -267,12 +296,17 @@ TEST(ShimLazyBundle, LaterPayloadsFromPreparedStagingMemory) {
         return false;
     return true;
   };
+  const LazyBundleStats Before = lazyBundleStats();
   for (unsigned P : {0u, 1u, 3u, 2u}) {
     EXPECT_TRUE(Check(P)) << "payload " << P;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   for (unsigned P = 0; P < 4; ++P)
     EXPECT_EQ(*F.Calls[P], 1) << "payload " << P;
+  // Nothing is prepared before the first fill (payload 0, freshly mapped);
+  // each later one (a page, 2 pages, 2 MiB) fits the reserve prepared for
+  // the 2 MiB payload and is taken from it.
+  EXPECT_EQ(lazyBundleStats().FromReserve - Before.FromReserve, 3u);
   EXPECT_EQ(releaseLazyBundle(B), 4u);
 }
 
@@ -305,6 +339,111 @@ TEST(ShimLazyBundle, LargePayloadPopulatedAheadOnASecondCpu) {
   EXPECT_EQ(releaseLazyBundle(B), 2u);
   EXPECT_FALSE(lazyBundleStats().PopulatorRunning);
   EXPECT_FALSE(lazyBundleStats().HandlerRunning);
+}
+
+TEST(ShimLazyBundle, HandlerSurvivesEintrFromPoll) {
+  Fixture F({Page, Page});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_EQ(B[F.Payloads[0].Offset + 3], patternByte(0, 3));
+  injectHandlerPollErrorForTesting(EINTR);
+  uint8_t Byte = 0;
+  ASSERT_TRUE(readsWithin10s(B + F.Payloads[1].Offset + 7, Byte))
+      << "first touch after an EINTR from poll hangs";
+  EXPECT_EQ(Byte, patternByte(1, 7));
+  const LazyBundleStats St = lazyBundleStats();
+  EXPECT_TRUE(St.HandlerRunning);
+  EXPECT_FALSE(St.HandlerFailed);
+  EXPECT_EQ(releaseLazyBundle(B), 2u);
+}
+
+TEST(ShimLazyBundle, HandlerPollFailureFillsEverythingInsteadOfHanging) {
+  // poll() fails for good: the handler fills every payload not filled yet
+  // and unregisters the bundle before it ends, so later first touches
+  // (payloads and padding) return, with the payloads' bytes; no new lazy
+  // bundle is made while it is gone, and once the last bundle is released a
+  // new handler serves new bundles.
+  Fixture F({Page, 5000, 3 * Page});
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  EXPECT_EQ(B[F.Payloads[0].Offset + 3], patternByte(0, 3));
+  injectHandlerPollErrorForTesting(EBADF);
+  ASSERT_TRUE(
+      statsWithin10s([](const LazyBundleStats &S) { return S.HandlerFailed; }));
+  uint8_t Byte = 0;
+  ASSERT_TRUE(readsWithin10s(B + F.Payloads[1].Offset + 4999, Byte))
+      << "first touch after the handler failed hangs";
+  EXPECT_EQ(Byte, patternByte(1, 4999));
+  ASSERT_TRUE(readsWithin10s(B + F.Payloads[1].Offset + 5000, Byte));
+  EXPECT_EQ(Byte, 0); // padding
+  ASSERT_TRUE(readsWithin10s(B + F.Payloads[2].Offset + 2 * Page, Byte));
+  EXPECT_EQ(Byte, patternByte(2, 2 * Page));
+  for (unsigned P = 0; P < 3; ++P)
+    EXPECT_EQ(*F.Calls[P], 1) << "payload " << P;
+
+  Fixture G({Page});
+  EXPECT_EQ(createLazyBundle(G.Header, G.TotalSize, G.Payloads, Error),
+            nullptr);
+  EXPECT_NE(Error.find("userfaultfd handler stopped (poll: "),
+            std::string::npos)
+      << Error;
+  EXPECT_EQ(releaseLazyBundle(B), 3u);
+  EXPECT_FALSE(lazyBundleStats().HandlerRunning);
+  EXPECT_FALSE(lazyBundleStats().HandlerFailed);
+  const uint8_t *C =
+      createLazyBundle(G.Header, G.TotalSize, G.Payloads, Error);
+  ASSERT_NE(C, nullptr) << Error;
+  EXPECT_EQ(C[G.Payloads[0].Offset + 9], patternByte(0, 9));
+  EXPECT_EQ(releaseLazyBundle(C), 1u);
+}
+
+TEST(ShimLazyBundle, ForkDuringAnInFlightFill) {
+  // The parent forks while its handler is inside a Fill (holding the
+  // bundle's lock, its populator busy on a large payload): the child
+  // creates, fills and releases a bundle of its own without hanging.
+  const uint64_t Big = 4 << 20;
+  Fixture F({Big});
+  std::atomic<bool> InFill{false}, Forked{false};
+  auto Inner = F.Payloads[0].Fill;
+  F.Payloads[0].Fill = [&, Inner](uint8_t *Dest, std::string &Error) {
+    InFill = true;
+    while (!Forked)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Inner(Dest, Error);
+  };
+  std::string Error;
+  const uint8_t *B =
+      createLazyBundle(F.Header, F.TotalSize, F.Payloads, Error);
+  ASSERT_NE(B, nullptr) << Error;
+  std::thread Toucher([&] {
+    (void)*static_cast<const volatile uint8_t *>(B + F.Payloads[0].Offset +
+                                                 Big - 1);
+  });
+  while (!InFill)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  pid_t Child = fork();
+  if (Child == 0) {
+    Fixture G({Big + 5, Page});
+    std::string ChildError;
+    const uint8_t *C =
+        createLazyBundle(G.Header, G.TotalSize, G.Payloads, ChildError);
+    bool Ok = C != nullptr;
+    for (uint64_t I = 0; Ok && I < Big + 5; I += 4093)
+      Ok = C[G.Payloads[0].Offset + I] == patternByte(0, I);
+    Ok = Ok && C[G.Payloads[1].Offset + 1] == patternByte(1, 1) &&
+         releaseLazyBundle(C) == 2 && !lazyBundleStats().HandlerRunning;
+    _exit(Ok ? 0 : 1);
+  }
+  Forked = true;
+  Toucher.join();
+  ASSERT_GE(Child, 0);
+  EXPECT_EQ(childExitCode(Child), 0) << "a bundle of its own after the fork";
+  EXPECT_EQ(B[F.Payloads[0].Offset + 17], patternByte(0, 17));
+  EXPECT_EQ(releaseLazyBundle(B), 1u);
 }
 
 TEST(ShimLazyBundle, RejectsPayloadsOverlappingTheHeader) {
