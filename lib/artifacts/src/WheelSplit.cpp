@@ -11,6 +11,7 @@
 
 #include "kpack/WheelSplit.h"
 
+#include "kpack/AtomicFile.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 #include <set>
 
 using namespace llvm;
@@ -38,29 +40,25 @@ std::string quoted(StringRef S) {
   return quoteInput(std::string_view(S.data(), S.size()));
 }
 
-/// A scratch directory removed with everything in it when destroyed.
+/// A scratch directory removed with everything in it when destroyed or
+/// when the process is interrupted (OutputDirectories, kpack/AtomicFile.h).
 class ScratchDir {
 public:
   static Expected<ScratchDir> create(StringRef Parent) {
-    SmallString<256> Path;
-    if (std::error_code EC = sys::fs::createUniqueDirectory(
-            Parent + "/.kpack-wheel-scratch", Path))
-      return makeError("cannot create a scratch directory in '" + Parent +
-                       "': " + EC.message());
     ScratchDir S;
-    S.Path = Path.str().str();
-    return S;
-  }
-  ScratchDir(ScratchDir &&O) : Path(std::move(O.Path)) { O.Path.clear(); }
-  ~ScratchDir() {
-    if (!Path.empty())
-      sys::fs::remove_directories(Path);
+    S.Dirs = std::make_unique<OutputDirectories>();
+    if (Status St = S.Dirs->createTree(Parent.str(), ".kpack-wheel-scratch-",
+                                       S.Path))
+      return makeError("cannot create a scratch directory in '" + Parent +
+                       "': " + St.message());
+    return std::move(S);
   }
   const std::string &path() const { return Path; }
 
 private:
   ScratchDir() = default;
   std::string Path;
+  std::unique_ptr<OutputDirectories> Dirs;
 };
 
 /// Recognises x86-64 ELF executables and shared objects from their first
