@@ -436,7 +436,7 @@ Expected<StagedOutputs> StagedOutputs::create(StringRef Parent) {
   if (Status St = S.Dirs->createTree(Parent.str(), ".kpack-staging-", S.Root))
     return makeError(St.message());
   S.Parent = Parent.str();
-  return std::move(S);
+  return S;
 }
 
 StagedOutputs::StagedOutputs(StagedOutputs &&) = default;

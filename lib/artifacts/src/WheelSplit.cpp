@@ -51,7 +51,7 @@ public:
                                        S.Path))
       return makeError("cannot create a scratch directory in '" + Parent +
                        "': " + St.message());
-    return std::move(S);
+    return S;
   }
   const std::string &path() const { return Path; }
 

@@ -201,5 +201,5 @@ Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
   for (size_t I = 0; I < Jobs.size(); ++I)
     Result.Archives.push_back({Jobs[I].Path, Slots[I], Jobs[I].Stats,
                                Jobs[I].Stats.Deduplicated});
-  return std::move(Result);
+  return Result;
 }

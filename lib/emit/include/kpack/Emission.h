@@ -159,8 +159,9 @@ public:
   /// it uncommitted removes all of it.
   struct Prepared {
     std::vector<WrittenArchive> Archives;
-    std::vector<std::unique_ptr<AtomicFile>> Files; ///< as Archives
+    /// Destroyed after Files (the temporary files in them go first).
     std::unique_ptr<OutputDirectories> Dirs;
+    std::vector<std::unique_ptr<AtomicFile>> Files; ///< as Archives
   };
   llvm::Expected<Prepared> prepare();
 
