@@ -15,6 +15,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ctime>
 #include <iterator>
 #include <mutex>
 #include <sys/stat.h>
@@ -26,6 +27,10 @@ using namespace kpack;
 namespace {
 
 constexpr size_t BufferCapacity = size_t(1) << 20;
+
+/// Set by the signal handler (OutputDirectories): no new output file or
+/// directory from then on.
+std::atomic<bool> Interrupted{false};
 
 std::string sysError(const std::string &What, const std::string &Path,
                      int Err = errno) {
@@ -80,6 +85,8 @@ Status AtomicFile::open(const std::string &P, const AtomicFileOptions &O) {
   Opts = O;
   Offset = 0;
   Sticky = Status::ok();
+  if (Interrupted.load())
+    return Status::error("interrupted");
   // TempFile registers the name for removal on SIGINT/SIGTERM
   // (llvm::sys::RemoveFileOnSignal) until keep() or discard().
   llvm::Expected<llvm::sys::fs::TempFile> T =
@@ -311,7 +318,6 @@ struct SignalSlot {
 constexpr int SlotCount = 256;
 SignalSlot Slots[SlotCount];
 constexpr int HandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
-struct sigaction OldActions[3];
 
 /// Removes the tree Name in directory ParentFd with system calls only
 /// (async-signal-safe).
@@ -363,26 +369,39 @@ void removeRecorded() {
 }
 
 void onSignal(int Sig) {
-  int SavedErrno = errno;
+  Interrupted.store(true);
+  // Other threads may be creating an output right now: let them finish
+  // (the next one fails), then remove everything.
+  struct timespec Pause = {0, 20 * 1000 * 1000};
+  ::nanosleep(&Pause, nullptr);
   // AtomicFile's temporaries first, so that the directories are empty.
   llvm::sys::RunInterruptHandlers();
   removeRecorded();
-  for (size_t I = 0; I < std::size(HandledSignals); ++I)
-    if (HandledSignals[I] == Sig)
-      ::sigaction(Sig, &OldActions[I], nullptr);
-  ::raise(Sig); // delivered when this handler returns: the old action
-  errno = SavedErrno;
+  // End now, by the signal, before any thread writes anything more.
+  struct sigaction Default;
+  std::memset(&Default, 0, sizeof(Default));
+  Default.sa_handler = SIG_DFL;
+  sigemptyset(&Default.sa_mask);
+  ::sigaction(Sig, &Default, nullptr);
+  sigset_t Unblock;
+  sigemptyset(&Unblock);
+  sigaddset(&Unblock, Sig);
+  ::sigprocmask(SIG_UNBLOCK, &Unblock, nullptr);
+  ::raise(Sig);
+  ::_exit(128 + Sig);
 }
 
 void installHandlers() {
   static std::once_flag Once;
   std::call_once(Once, [] {
-    for (size_t I = 0; I < std::size(HandledSignals); ++I) {
-      struct sigaction Action;
+    for (int Sig : HandledSignals) {
+      struct sigaction Action, Old;
       std::memset(&Action, 0, sizeof(Action));
       Action.sa_handler = onSignal;
       sigemptyset(&Action.sa_mask);
-      ::sigaction(HandledSignals[I], &Action, &OldActions[I]);
+      if (::sigaction(Sig, nullptr, &Old) == 0 && Old.sa_handler == SIG_IGN)
+        continue; // an ignored signal stays ignored
+      ::sigaction(Sig, &Action, nullptr);
     }
   });
 }
@@ -428,6 +447,8 @@ void OutputDirectories::record(const std::string &Path, bool Tree) {
 }
 
 Status OutputDirectories::create(const std::string &Dir) {
+  if (Interrupted.load())
+    return Status::error("interrupted");
   std::vector<std::string> Missing; // deepest first
   for (std::string D = Dir; !D.empty() && D != "/" && D != ".";) {
     struct stat St;
@@ -457,6 +478,8 @@ Status OutputDirectories::create(const std::string &Dir) {
 Status OutputDirectories::createTree(const std::string &Parent,
                                      const std::string &Stem,
                                      std::string &Path) {
+  if (Interrupted.load())
+    return Status::error("interrupted");
   std::string Template = Parent + "/" + Stem + "XXXXXX";
   if (!::mkdtemp(Template.data()))
     return Status::error(sysError("cannot create a directory in", Parent));
