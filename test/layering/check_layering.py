@@ -3,7 +3,8 @@
 
 1. Every `#include "..."` of a project header in a folder's sources must name
    a header of the folder itself or of a folder the table allows.
-2. The no-LLVM folders include no LLVM, clang or lld header.
+2. The no-LLVM folders include no LLVM, clang or lld header; lib/format
+   includes only LLVM's Support library (llvm/Support, llvm/ADT).
 3. The shared libraries that CLR, stock HIP runtimes and the tests load
    (librocm_kpack.so, librocm_kpack_hip.so, libhip_standin.so) need no LLVM
    library (NEEDED entries of `readelf -d`).
@@ -35,7 +36,10 @@ ALLOWED = {
     "lld-plugin": {"lib/emit", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
     "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
 }
-NO_LLVM = ["core", "runtime", "shim", "test/hip-standin", "lib/format"]
+NO_LLVM = ["core", "runtime", "shim", "test/hip-standin"]
+# Folders that may use LLVM's Support library (and ADT) but nothing else.
+LLVM_SUPPORT_ONLY = ["lib/format"]
+LLVM_SUPPORT_RE = re.compile(r"^llvm/(Support|ADT)/")
 # Include roots: a header below one of these belongs to the folder.
 INCLUDE_ROOTS = {
     "core/include": "core",
@@ -93,6 +97,11 @@ def check_includes(src, problems):
                         if folder in NO_LLVM and LLVM_RE.match(name):
                             problems.append("%s: %s may not use LLVM (%s)" %
                                             (where, folder, name))
+                        if (folder in LLVM_SUPPORT_ONLY and LLVM_RE.match(name)
+                                and not LLVM_SUPPORT_RE.match(name)):
+                            problems.append(
+                                "%s: %s may use only LLVM's Support library (%s)"
+                                % (where, folder, name))
                         if kind != '"':
                             continue
                         local = os.path.join(dirpath, name)

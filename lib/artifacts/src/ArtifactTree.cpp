@@ -58,11 +58,21 @@ private:
   int F;
 };
 
-/// The names in directory Path, "." and ".." excluded, unsorted.
-Error readDirNames(const std::string &Path, std::vector<std::string> &Names) {
-  DIR *D = ::opendir(Path.c_str());
-  if (!D)
+/// The names in directory Path, "." and ".." excluded, unsorted. Path's
+/// last component is not followed if it is a symlink (unless FollowLast: a
+/// walk's root, which its caller chose).
+Error readDirNames(const std::string &Path, std::vector<std::string> &Names,
+                   bool FollowLast = false) {
+  int F = ::open(Path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                   (FollowLast ? 0 : O_NOFOLLOW));
+  if (F < 0)
     return errnoError("cannot open directory", Path, errno);
+  DIR *D = ::fdopendir(F);
+  if (!D) {
+    int Err = errno;
+    ::close(F);
+    return errnoError("cannot open directory", Path, Err);
+  }
   errno = 0;
   while (struct dirent *Ent = ::readdir(D)) {
     StringRef N(Ent->d_name);
@@ -81,31 +91,6 @@ std::string joinPath(StringRef A, StringRef B) {
   if (A.empty())
     return B.str();
   return (A + "/" + B).str();
-}
-
-/// Removes Path and everything below it without following symlinks; makes
-/// read-only directories writable first (finish() may have applied 0555).
-Error removeTree(const std::string &Path) {
-  struct stat St;
-  if (::lstat(Path.c_str(), &St) != 0)
-    return errno == ENOENT ? Error::success()
-                           : errnoError("cannot stat", Path, errno);
-  if (!S_ISDIR(St.st_mode)) {
-    if (::unlink(Path.c_str()) != 0 && errno != ENOENT)
-      return errnoError("cannot remove", Path, errno);
-    return Error::success();
-  }
-  if ((St.st_mode & S_IRWXU) != S_IRWXU)
-    ::chmod(Path.c_str(), (St.st_mode & 07777) | S_IRWXU);
-  std::vector<std::string> Names;
-  if (Error E = readDirNames(Path, Names))
-    return E;
-  for (const std::string &N : Names)
-    if (Error E = removeTree(Path + "/" + N))
-      return E;
-  if (::rmdir(Path.c_str()) != 0 && errno != ENOENT)
-    return errnoError("cannot remove directory", Path, errno);
-  return Error::success();
 }
 
 bool isPlainName(StringRef Name) {
@@ -140,14 +125,37 @@ kpack::readArtifactManifest(StringRef ArtifactDir, MissingPrefix Missing) {
     if (is_contained(Parts, ".."))
       return makeError("'" + Path + "': prefix '" + Prefix +
                        "' leaves the artifact");
-    std::string Dir = joinPath(ArtifactDir, Prefix);
-    struct stat St;
-    if (Missing == MissingPrefix::Skip && ::lstat(Dir.c_str(), &St) != 0 &&
-        errno == ENOENT)
-      continue;
-    if (::stat(Dir.c_str(), &St) != 0 || !S_ISDIR(St.st_mode))
+    if (is_contained(Parts, ".") || is_contained(Parts, ""))
       return makeError("'" + Path + "': prefix '" + Prefix +
-                       "' is not a directory of the artifact");
+                       "' is not a plain relative path (no '.' or empty "
+                       "components)");
+    // Every component must be a directory of the artifact itself: a symlink
+    // (lib -> /usr/lib) would make the tree walkers read and copy whatever
+    // it points to.
+    std::string Dir = ArtifactDir.str();
+    bool Skip = false;
+    for (StringRef Part : Parts) {
+      Dir += "/" + Part.str();
+      struct stat St;
+      if (::lstat(Dir.c_str(), &St) != 0) {
+        if (Missing == MissingPrefix::Skip && errno == ENOENT) {
+          Skip = true;
+          break;
+        }
+        return makeError("'" + Path + "': prefix '" + Prefix +
+                         "' is not a directory of the artifact");
+      }
+      if (S_ISLNK(St.st_mode))
+        return makeError("'" + Path + "': prefix '" + Prefix +
+                         "' is a symlink ('" +
+                         Dir.substr(ArtifactDir.size() + 1) +
+                         "'); prefixes must be directories of the artifact");
+      if (!S_ISDIR(St.st_mode))
+        return makeError("'" + Path + "': prefix '" + Prefix +
+                         "' is not a directory of the artifact");
+    }
+    if (Skip)
+      continue;
     Prefixes.push_back(Prefix.str());
   }
   return Prefixes;
@@ -180,7 +188,7 @@ static Error walkTree(const std::string &Root, const std::string &Rel,
                       std::vector<std::string> *Dirs) {
   std::string DirPath = Rel.empty() ? Root : Root + "/" + Rel;
   std::vector<std::string> Names;
-  if (Error E = readDirNames(DirPath, Names))
+  if (Error E = readDirNames(DirPath, Names, /*FollowLast=*/Rel.empty()))
     return E;
   for (const std::string &N : Names) {
     std::string RelPath = joinPath(Rel, N);
@@ -328,6 +336,7 @@ static Error makeDirs(StringRef From, StringRef To,
 }
 
 Error TreeCopier::makeDir(StringRef From, StringRef To) {
+  std::lock_guard<std::mutex> Lock(DirsMutex);
   return makeDirs(From, To, DirsToStamp);
 }
 
@@ -417,41 +426,22 @@ Error TreeCopier::finish() {
 //===----------------------------------------------------------------------===//
 
 Expected<StagedOutputs> StagedOutputs::create(StringRef Parent) {
-  if (std::error_code EC = sys::fs::create_directories(Parent))
-    return makeError("cannot create directory '" + Parent + "': " +
-                     EC.message());
-  std::string Template = joinPath(Parent, ".kpack-staging-XXXXXX");
-  if (!::mkdtemp(Template.data()))
-    return errnoError("cannot create a staging directory in", Parent, errno);
+  // The one undo of directories (kpack/AtomicFile.h): the staging tree and
+  // a Parent made for it go again unless committed, on failure and on
+  // SIGINT/SIGTERM alike.
   StagedOutputs S;
+  S.Dirs = std::make_unique<OutputDirectories>();
+  if (Status St = S.Dirs->create(Parent.str()))
+    return makeError(St.message());
+  if (Status St = S.Dirs->createTree(Parent.str(), ".kpack-staging-", S.Root))
+    return makeError(St.message());
   S.Parent = Parent.str();
-  S.Root = std::move(Template);
   return S;
 }
 
-StagedOutputs::StagedOutputs(StagedOutputs &&O)
-    : Parent(std::move(O.Parent)), Root(std::move(O.Root)),
-      Names(std::move(O.Names)), Committed(O.Committed) {
-  O.Root.clear();
-}
-
-StagedOutputs &StagedOutputs::operator=(StagedOutputs &&O) {
-  if (this != &O) {
-    if (!Root.empty())
-      consumeError(removeTree(Root));
-    Parent = std::move(O.Parent);
-    Root = std::move(O.Root);
-    Names = std::move(O.Names);
-    Committed = O.Committed;
-    O.Root.clear();
-  }
-  return *this;
-}
-
-StagedOutputs::~StagedOutputs() {
-  if (!Root.empty())
-    consumeError(removeTree(Root));
-}
+StagedOutputs::StagedOutputs(StagedOutputs &&) = default;
+StagedOutputs &StagedOutputs::operator=(StagedOutputs &&) = default;
+StagedOutputs::~StagedOutputs() = default;
 
 Expected<std::string> StagedOutputs::dir(StringRef Name) {
   if (!isPlainName(Name) || Name.starts_with(".kpack-staging-"))
@@ -506,7 +496,9 @@ Error StagedOutputs::commit() {
     Moved.push_back({Name, Replaced});
   }
   Committed = true;
-  Error E = removeTree(Root);
+  // What was replaced is in the staging tree, removed with it.
+  Dirs->removeTree(Root);
+  Dirs->keep();
   Root.clear();
-  return E;
+  return Error::success();
 }

@@ -33,10 +33,14 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 using namespace llvm;
 using namespace kpack;
@@ -140,6 +144,10 @@ private:
   std::vector<std::vector<std::string>> PrefixDirs;
   std::vector<InputFile> Files; ///< sorted by (prefix, relpath)
   std::string GenericName, GenericDir;
+  /// The generic artifact's copier: also makes the directories of the
+  /// binaries phase 2 rewrites (from several threads), so that they get
+  /// their source directories' modes and times.
+  TreeCopier *GenericCopier = nullptr;
   SplitSummary Summary;
 
   void log(const Twine &Msg) const {
@@ -295,10 +303,10 @@ static Expected<std::vector<uint8_t>> splitMetadata(StringRef Prefix,
 Error Splitter::writeHostImage(const InputFile &F,
                                ArrayRef<uint8_t> Image) const {
   std::string Out = outputPath(GenericDir, F.Prefix, F.Entry.RelPath);
-  if (std::error_code EC =
-          sys::fs::create_directories(sys::path::parent_path(Out)))
-    return makeError("cannot create the directory of '" + Out +
-                     "': " + EC.message());
+  if (Error E = GenericCopier->makeDir(
+          sys::path::parent_path(F.Source, sys::path::Style::posix),
+          sys::path::parent_path(Out, sys::path::Style::posix)))
+    return E;
   sys::fs::file_status St;
   if (std::error_code EC = sys::fs::status(F.Source, St, /*Follow=*/false))
     return makeError("cannot stat '" + F.Source + "': " + EC.message());
@@ -476,9 +484,25 @@ Expected<SplitSummary> Splitter::run() {
     return makeError("the artifact prefix (component name) is empty");
   if (Error E = listInputs())
     return E;
-  if (std::error_code EC = sys::fs::create_directories(Opts.OutputDir))
-    return makeError("cannot create '" + Opts.OutputDir +
-                     "': " + EC.message());
+  // New files and directories (archives, their .kpack directories,
+  // manifests) take the input manifest's modification time, the output
+  // artifacts the input artifact's: the output does not depend on the time
+  // of the run.
+  struct stat ManifestSt, ArtifactSt;
+  std::string InputManifest =
+      Opts.ArtifactDir + "/" + ArtifactManifestName.str();
+  if (::stat(InputManifest.c_str(), &ManifestSt) != 0)
+    return makeError("cannot stat '" + InputManifest + "'");
+  if (::stat(Opts.ArtifactDir.c_str(), &ArtifactSt) != 0)
+    return makeError("cannot stat '" + Opts.ArtifactDir + "'");
+  auto SetTime = [](const std::string &Path,
+                    const struct timespec &T) -> Error {
+    struct timespec Times[2] = {T, T};
+    if (::utimensat(AT_FDCWD, Path.c_str(), Times, AT_SYMLINK_NOFOLLOW) != 0)
+      return makeError("cannot set the timestamps of '" + Path +
+                       "': " + std::strerror(errno));
+    return Error::success();
+  };
   Expected<StagedOutputs> StagedOr = StagedOutputs::create(Opts.OutputDir);
   if (!StagedOr)
     return StagedOr.takeError();
@@ -488,6 +512,14 @@ Expected<SplitSummary> Splitter::run() {
   if (!GenericOr)
     return GenericOr.takeError();
   GenericDir = *GenericOr;
+  std::map<std::string, std::unique_ptr<TreeCopier>> Copiers;
+  auto CopierFor = [&](const std::string &Dir) -> TreeCopier & {
+    std::unique_ptr<TreeCopier> &C = Copiers[Dir];
+    if (!C)
+      C = std::make_unique<TreeCopier>(CopyMode::Copy);
+    return *C;
+  };
+  GenericCopier = &CopierFor(GenericDir);
 
   // Phase 2: binaries, in parallel; results stay in their slots.
   std::vector<size_t> Candidates;
@@ -571,14 +603,7 @@ Expected<SplitSummary> Splitter::run() {
   }
 
   // Database files, to the artifact of their target; the rest, generic.
-  std::map<std::string, std::unique_ptr<TreeCopier>> Copiers;
   std::map<std::string, std::set<size_t>> HeldPrefixes; // artifact -> prefixes
-  auto CopierFor = [&](const std::string &Dir) -> TreeCopier & {
-    std::unique_ptr<TreeCopier> &C = Copiers[Dir];
-    if (!C)
-      C = std::make_unique<TreeCopier>(CopyMode::Copy);
-    return *C;
-  };
   for (const auto &[T, P] : FirstPrefix)
     HeldPrefixes[TargetDirs.at(T)].insert(P);
   for (const InputFile &F : Files) {
@@ -623,8 +648,8 @@ Expected<SplitSummary> Splitter::run() {
   // only database files or merged archives do not.
   for (size_t P = 0; P < Prefixes.size(); ++P) {
     std::string Root = GenericDir + "/" + Prefixes[P];
-    if (std::error_code EC = sys::fs::create_directories(Root))
-      return makeError("cannot create '" + Root + "': " + EC.message());
+    if (Error E = CopierFor(GenericDir).makeDir(prefixPath(P), Root))
+      return E;
     StringSet<> NonEmpty;
     for (const InputFile &F : Files)
       if (F.Prefix == P)
@@ -644,14 +669,29 @@ Expected<SplitSummary> Splitter::run() {
         return E;
     }
   }
-  for (auto &[Dir, Copier] : Copiers)
-    if (Error E = Copier->finish())
+  // The prefix directory of each archive is the input's (its mode and
+  // times); the .kpack directory in it is new.
+  for (const auto &[T, P] : FirstPrefix)
+    if (Error E = CopierFor(TargetDirs.at(T))
+                      .makeDir(prefixPath(P),
+                               TargetDirs.at(T) + "/" + Prefixes[P]))
       return E;
 
   Expected<std::vector<WrittenArchive>> Written = Archives.write();
   if (!Written)
     return Written.takeError();
   Summary.Archives = std::move(*Written);
+  for (const WrittenArchive &A : Summary.Archives) {
+    if (Error E = SetTime(A.Path, ManifestSt.st_mtim))
+      return E;
+    if (Error E = SetTime(sys::path::parent_path(A.Path).str(),
+                          ManifestSt.st_mtim))
+      return E;
+  }
+  // Directory modes and times last: nothing is made in them afterwards.
+  for (auto &[Dir, Copier] : Copiers)
+    if (Error E = Copier->finish())
+      return E;
   for (const WrittenArchive &A : Summary.Archives)
     log("archive " + A.TargetId + ": " + Twine(A.Stats.Entries) +
         " code objects, " + Twine(A.Stats.OriginalBytes) + " -> " +
@@ -661,6 +701,7 @@ Expected<SplitSummary> Splitter::run() {
   // order (as upstream); a target's artifact the prefixes it holds, sorted.
   if (Error E = writeArtifactManifest(GenericDir, ManifestPrefixes))
     return E;
+  std::vector<std::string> OutputDirs = {GenericDir};
   Summary.Prefixes = ManifestPrefixes;
   Summary.Artifacts.push_back(GenericName);
   for (const auto &[T, Dir] : TargetDirs) {
@@ -669,7 +710,15 @@ Expected<SplitSummary> Splitter::run() {
       Held.push_back(Prefixes[P]);
     if (Error E = writeArtifactManifest(Dir, Held))
       return E;
+    OutputDirs.push_back(Dir);
     Summary.Artifacts.push_back(Opts.Component + "_" + T);
+  }
+  for (const std::string &Dir : OutputDirs) {
+    if (Error E = SetTime(Dir + "/" + ArtifactManifestName.str(),
+                          ManifestSt.st_mtim))
+      return E;
+    if (Error E = SetTime(Dir, ArtifactSt.st_mtim))
+      return E;
   }
   llvm::sort(Summary.Artifacts);
   if (Error E = Staged.commit())

@@ -28,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 #include <set>
 
 using namespace llvm;
@@ -35,29 +36,25 @@ using namespace kpack;
 
 namespace {
 
-/// A scratch directory removed with everything in it when destroyed.
+/// A scratch directory removed with everything in it when destroyed or
+/// when the process is interrupted (OutputDirectories, kpack/AtomicFile.h).
 class ScratchDir {
 public:
   static Expected<ScratchDir> create(StringRef Parent) {
-    SmallString<256> Path;
-    if (std::error_code EC = sys::fs::createUniqueDirectory(
-            Parent + "/.kpack-wheel-scratch", Path))
-      return makeError("cannot create a scratch directory in '" + Parent +
-                       "': " + EC.message());
     ScratchDir S;
-    S.Path = Path.str().str();
+    S.Dirs = std::make_unique<OutputDirectories>();
+    if (Status St = S.Dirs->createTree(Parent.str(), ".kpack-wheel-scratch-",
+                                       S.Path))
+      return makeError("cannot create a scratch directory in '" + Parent +
+                       "': " + St.message());
     return S;
-  }
-  ScratchDir(ScratchDir &&O) : Path(std::move(O.Path)) { O.Path.clear(); }
-  ~ScratchDir() {
-    if (!Path.empty())
-      sys::fs::remove_directories(Path);
   }
   const std::string &path() const { return Path; }
 
 private:
   ScratchDir() = default;
   std::string Path;
+  std::unique_ptr<OutputDirectories> Dirs;
 };
 
 /// Recognises x86-64 ELF executables and shared objects from their first

@@ -14,7 +14,6 @@
 #include "kpack/Quote.h"
 #include "kpack/TargetId.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -106,38 +105,20 @@ std::vector<std::string> ArchiveSet::targets() const {
 
 bool ArchiveSet::empty() const { return P->Entries.empty(); }
 
-namespace {
-
-/// Creates Dir and remembers the directories it had to make, so that a
-/// failed write can remove them again (no trace of a failed run).
-class CreatedDirectories {
-public:
-  Error create(StringRef Dir) {
-    SmallVector<std::string, 4> Missing;
-    for (StringRef D = Dir; !D.empty() && !sys::fs::exists(D);
-         D = sys::path::parent_path(D))
-      Missing.push_back(D.str());
-    if (std::error_code EC = sys::fs::create_directories(Dir))
-      return makeError("cannot create directory '" + Dir + "': " +
-                       EC.message());
-    Made.insert(Made.end(), Missing.begin(), Missing.end()); // deepest first
-    return Error::success();
-  }
-  /// Removes what create() made, deepest first; non-empty ones stay.
-  void undo() {
-    for (const std::string &D : Made)
-      sys::fs::remove(D);
-    Made.clear();
-  }
-  void keep() { Made.clear(); }
-
-private:
-  std::vector<std::string> Made;
-};
-
-} // namespace
-
 Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
+  Expected<Prepared> Done = prepare();
+  if (!Done)
+    return Done.takeError();
+  std::vector<AtomicFile *> Files;
+  for (std::unique_ptr<AtomicFile> &F : Done->Files)
+    Files.push_back(F.get());
+  if (Status S = commitTogether(Files))
+    return makeError(S.message());
+  Done->Dirs->keep();
+  return std::move(Done->Archives);
+}
+
+Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
   if (Error E = P->checkLayout())
     return E;
   const ArchiveLayout &L = P->Layout;
@@ -196,7 +177,7 @@ Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
             Out.assign(View, View + Size);
           return Status::ok();
         },
-        A.C.Size);
+        A.C.Size, [Src = A.C.Source] { Src.willRead(); });
     ArchiveWriter &W = *Writers[Slot];
     Order.emplace_back(Slot, W.size());
     if (Status S = W.addEntry(A.Key, A.C.TargetId, std::move(Checked),
@@ -204,23 +185,21 @@ Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
       return makeError(A.C.Origin + ": " + S.message());
   }
 
-  CreatedDirectories Dirs;
-  scope_exit Undo([&] { Dirs.undo(); });
+  Prepared Result;
+  Result.Dirs = std::make_unique<OutputDirectories>();
   for (const ArchiveWriter::Job &J : Jobs) {
     StringRef Parent = sys::path::parent_path(J.Path);
     if (!Parent.empty())
-      if (Error E = Dirs.create(Parent))
-        return E;
+      if (Status S = Result.Dirs->create(Parent.str()))
+        return makeError(S.message());
   }
   // Sources' messages name their code object, the writer's own name the
   // archive.
-  if (Status S = ArchiveWriter::writeArchives(Jobs, Order))
+  if (Status S = ArchiveWriter::writeArchives(Jobs, Order, &Result.Files))
     return makeError(S.message());
-  Dirs.keep();
 
-  std::vector<WrittenArchive> Result;
   for (size_t I = 0; I < Jobs.size(); ++I)
-    Result.push_back({Jobs[I].Path, Slots[I], Jobs[I].Stats,
-                      Jobs[I].Stats.Deduplicated});
+    Result.Archives.push_back({Jobs[I].Path, Slots[I], Jobs[I].Stats,
+                               Jobs[I].Stats.Deduplicated});
   return Result;
 }

@@ -90,8 +90,10 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   if (!NewImage)
     return AboutInput(NewImage.takeError());
 
-  // Then the archives: every code object is checked as it is read, and no
-  // archive (nor a directory made for one) is left if one fails.
+  // Then the archives: every code object is checked as it is read. They
+  // and the host binary are committed together at the end: a failure
+  // anywhere (or an interrupt) leaves the old outputs, no new archive
+  // beside an old binary, and no directory made for them.
   Progress("writing archives");
   ArchiveSet Archives(std::move(Layout));
   auto Objects = Fat->codeObjects();
@@ -99,25 +101,34 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     return AboutInput(Objects.takeError());
   if (Error E = Archives.addAll(Name, *Objects))
     return E;
-  auto Written = Archives.write();
-  if (!Written)
-    return Written.takeError();
-  for (const WrittenArchive &W : *Written) {
+  auto Prepared = Archives.prepare();
+  if (!Prepared)
+    return Prepared.takeError();
+  for (const WrittenArchive &W : Prepared->Archives) {
     Result.CodeObjects += W.Stats.Entries;
     Result.Archives.push_back({W.Path, W.Stats.Entries, W.Stats.OriginalBytes,
                                W.Stats.FileBytes, W.Deduplicated});
   }
 
   Progress("writing " + Opts.Output);
-  StringRef OutDir = sys::path::parent_path(OutputAbs);
-  if (std::error_code EC = sys::fs::create_directories(OutDir))
-    return makeError("cannot create directory '" + OutDir +
-                     "': " + EC.message());
+  std::string OutDir = sys::path::parent_path(OutputAbs).str();
+  if (Status S = Prepared->Dirs->create(OutDir))
+    return makeError(S.message());
   AtomicFileOptions FileOpts;
   FileOpts.ModeFrom = Opts.Input;
-  if (Status S = writeFileAtomically(Opts.Output, NewImage->data(),
-                                     NewImage->size(), FileOpts))
+  AtomicFile HostFile;
+  Status S = HostFile.open(Opts.Output, FileOpts);
+  if (!S)
+    S = HostFile.write(NewImage->data(), NewImage->size());
+  if (S)
     return makeError("cannot write '" + Opts.Output + "': " + S.message());
+  std::vector<AtomicFile *> Files;
+  for (std::unique_ptr<AtomicFile> &F : Prepared->Files)
+    Files.push_back(F.get());
+  Files.push_back(&HostFile); // last: the binary never names a missing archive
+  if (Status C = commitTogether(Files))
+    return makeError("cannot write '" + Opts.Output + "': " + C.message());
+  Prepared->Dirs->keep();
   Result.OutputBytes = NewImage->size();
   return Result;
 }

@@ -6,6 +6,7 @@
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -13,6 +14,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <mutex>
 
 using namespace llvm;
@@ -36,18 +38,43 @@ void releasePages(const MemoryBuffer &Buf, uint64_t Offset, uint64_t Size) {
     ::madvise(reinterpret_cast<void *>(Begin), End - Begin, MADV_DONTNEED);
 }
 
-/// A compressed bundle shared by the sources of its entries: decoded once,
-/// when the first of them is read, and released when the last has been, so
-/// that only the bundles being read are held in memory (ArchiveSet reads
-/// entries in add order, across all archives, in bounded batches).
+/// How many compressed bundles are decoded (FatHostBinary::DecodeCounters).
+struct Counters {
+  std::atomic<uint64_t> Decodes{0}, Held{0}, PeakHeld{0};
+  void decoded() {
+    ++Decodes;
+    uint64_t Now = ++Held;
+    uint64_t Peak = PeakHeld.load();
+    while (Now > Peak && !PeakHeld.compare_exchange_weak(Peak, Now)) {
+    }
+  }
+  void released() { --Held; }
+};
+
+/// A compressed bundle shared by the sources of its entries: decoded when
+/// the first of them is read, and released after the last read a writer
+/// announced (EntrySource::willRead) for the current pass, so that only
+/// the bundles being read are held in memory, however many of a bundle's
+/// entries are left out (split --gpu-targets). ArchiveSet reads entries in
+/// add order, across all archives, in bounded batches. A read nobody
+/// announced decodes the bundle for itself.
 struct SharedBundle {
   std::shared_ptr<MemoryBuffer> Buf;
+  std::shared_ptr<Counters> Count;
   BundleInfo Info;
-  std::string Origin;
   std::mutex M;
   std::unique_ptr<Bundle> Decoded;
-  size_t Entries = 0; ///< non-empty device entries
-  size_t Unread = 0;  ///< of those, not yet read in this pass
+  size_t Pending = 0; ///< reads announced and not yet made
+
+  ~SharedBundle() {
+    if (Decoded)
+      Count->released();
+  }
+
+  void willRead() {
+    std::lock_guard<std::mutex> Lock(M);
+    ++Pending;
+  }
 
   Status read(size_t EntryIndex, std::vector<uint8_t> &Out) {
     std::lock_guard<std::mutex> Lock(M);
@@ -57,19 +84,22 @@ struct SharedBundle {
         return Status::error(toString(std::move(E)));
       releasePages(*Buf, Info.FileOffset, Info.EncodedSize);
       Decoded = std::move(B);
-      // A writer that reads its sources twice (the shared-segments
-      // analysis, then compression) decodes the bundle once per pass.
-      if (Unread == 0)
-        Unread = Entries;
+      Count->decoded();
     }
+    if (Pending)
+      --Pending;
+    llvm::scope_exit Release([&] {
+      if (!Pending) {
+        Decoded.reset();
+        Count->released();
+      }
+    });
     if (EntryIndex >= Decoded->Entries.size() ||
         Decoded->Entries[EntryIndex].Id != Info.Entries[EntryIndex].Id ||
         Decoded->Entries[EntryIndex].Size != Info.Entries[EntryIndex].Size)
       return Status::error("bundle changed while being read");
     const BundleEntry &E = Decoded->Entries[EntryIndex];
     Out.assign(Decoded->payload(E), Decoded->payload(E) + E.Size);
-    if (Unread && --Unread == 0)
-      Decoded.reset();
     return Status::ok();
   }
 };
@@ -80,6 +110,7 @@ struct FatHostBinary::Impl {
   std::string Path;
   std::shared_ptr<MemoryBuffer> Buf;
   HostBinary Host;
+  std::shared_ptr<Counters> Count = std::make_shared<Counters>();
 };
 
 FatHostBinary::FatHostBinary() : P(std::make_unique<Impl>()) {}
@@ -112,6 +143,11 @@ Expected<FatHostBinary> FatHostBinary::open(StringRef Path) {
 const std::string &FatHostBinary::path() const { return P->Path; }
 const HostBinary &FatHostBinary::analysis() const { return P->Host; }
 
+FatHostBinary::DecodeCounters FatHostBinary::decodeCounters() const {
+  return {P->Count->Decodes.load(), P->Count->Held.load(),
+          P->Count->PeakHeld.load()};
+}
+
 bool FatHostBinary::isConvertible() const {
   const HostBinary &H = P->Host;
   return H.Kind != HostFileKind::Relocatable && H.hasDeviceCode() &&
@@ -130,11 +166,8 @@ Expected<std::vector<CodeObjectRef>> FatHostBinary::codeObjects() const {
     if (B.Compression != BundleCompression::None) {
       Shared = std::make_shared<SharedBundle>();
       Shared->Buf = P->Buf;
+      Shared->Count = P->Count;
       Shared->Info = B;
-      Shared->Origin = Where;
-      for (const BundleEntry &E : B.Entries)
-        Shared->Entries += E.isDevice() && E.Size > 0;
-      Shared->Unread = Shared->Entries;
     }
     for (size_t I = 0; I < B.Entries.size(); ++I) {
       const BundleEntry &E = B.Entries[I];
@@ -156,7 +189,7 @@ Expected<std::vector<CodeObjectRef>> FatHostBinary::codeObjects() const {
             [Shared, I](std::vector<uint8_t> &Out) {
               return Shared->read(I, Out);
             },
-            E.Size);
+            E.Size, [Shared] { Shared->willRead(); });
       Result.push_back(std::move(C));
     }
   }

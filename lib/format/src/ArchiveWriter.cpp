@@ -6,6 +6,10 @@
 #include "kpack/AtomicFile.h"
 #include "kpack/ContentHash.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+
 #include <msgpack.hpp>
 #include <zstd.h>
 
@@ -15,9 +19,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <set>
-#include <system_error>
-#include <thread>
 #include <unordered_map>
 #include <unistd.h>
 
@@ -135,11 +139,13 @@ EntrySource EntrySource::fromFileRange(std::string Path, uint64_t Offset,
   return S;
 }
 
-EntrySource EntrySource::fromCallback(Producer P, uint64_t SizeHint) {
+EntrySource EntrySource::fromCallback(Producer P, uint64_t SizeHint,
+                                      std::function<void()> WillRead) {
   EntrySource S;
   S.K = Kind::Callback;
   S.Make = std::move(P);
   S.Size = SizeHint;
+  S.WillRead = std::move(WillRead);
   return S;
 }
 
@@ -305,28 +311,48 @@ Status sourceError(const ArchiveWriterOptions &O, const std::string &Key,
              : std::move(S);
 }
 
-/// The thread count of a write.
+/// The thread count of a write: the option, or the threads this process
+/// may run on (CPU affinity), not the machine's cores.
 unsigned threadsFor(const ArchiveWriterOptions &O) {
-  return std::max(1u, O.Threads ? O.Threads
-                                : std::thread::hardware_concurrency());
+  if (O.Threads)
+    return O.Threads;
+  return std::max(1u, llvm::hardware_concurrency().compute_thread_count());
 }
 
-/// Runs Work on up to MaxThreads threads (this one included) until it
-/// returns; Work takes its items from a shared counter.
-template <typename Fn> void runOnWorkers(size_t Items, unsigned MaxThreads,
-                                         Fn &&Work) {
-  unsigned Workers = static_cast<unsigned>(std::min<size_t>(MaxThreads, Items));
-  std::vector<std::thread> Pool;
-  for (unsigned T = 1; T < Workers; ++T) {
+/// Runs Work on up to MaxThreads threads of a pool (this one waits); Work
+/// takes its items from a shared counter. An exception escaping Work (an
+/// allocation failure) stops that worker and becomes the error returned;
+/// the items it did not finish must then not be used.
+template <typename Fn>
+Status runOnWorkers(size_t Items, unsigned MaxThreads, Fn &&Work) {
+  std::mutex M;
+  Status Failure = Status::ok();
+  auto Fail = [&](std::string Message) {
+    std::lock_guard<std::mutex> Lock(M);
+    if (!Failure)
+      Failure = Status::error(std::move(Message));
+  };
+  auto Guarded = [&] {
     try {
-      Pool.emplace_back(Work);
-    } catch (const std::system_error &) {
-      break; // no more threads available: the others do the work
+      Work();
+    } catch (const std::bad_alloc &) {
+      Fail("out of memory while writing archives");
+    } catch (const std::exception &E) {
+      Fail(std::string("internal error while writing archives: ") + E.what());
+    } catch (...) {
+      Fail("internal error while writing archives");
     }
+  };
+  unsigned Workers = static_cast<unsigned>(std::min<size_t>(MaxThreads, Items));
+  if (Workers <= 1) {
+    Guarded();
+    return Failure;
   }
-  Work();
-  for (std::thread &T : Pool)
-    T.join();
+  llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Workers));
+  for (unsigned T = 0; T < Workers; ++T)
+    Pool.async(Guarded);
+  Pool.wait();
+  return Failure;
 }
 
 /// The end of the batch of Sequence that starts at Begin: consecutive
@@ -355,7 +381,8 @@ struct ArchiveWriter::Output {
   bool Zstd = false;
   bool Shared = false; ///< "zstd-shared-segments"
   FrameParams Params;  ///< of every zstd frame (Prefix set per frame)
-  AtomicFile F;
+  std::unique_ptr<AtomicFile> File = std::make_unique<AtomicFile>();
+  AtomicFile &F = *File;
   std::vector<Blob> Blobs;
   /// Shared segments: their content and the ones each entry uses (until
   /// the entries are written), where their frames are, and the index.
@@ -432,9 +459,9 @@ Status ArchiveWriter::write(const std::string &Path, ArchiveWriteStats *Stats) {
   return Status::ok();
 }
 
-Status
-ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
-                             const std::vector<std::pair<size_t, size_t>> &Order) {
+Status ArchiveWriter::writeArchives(
+    std::vector<Job> &Jobs, const std::vector<std::pair<size_t, size_t>> &Order,
+    std::vector<std::unique_ptr<AtomicFile>> *Uncommitted) {
   if (Jobs.empty())
     return Status::ok();
   std::vector<std::pair<size_t, size_t>> Sequence = Order;
@@ -481,6 +508,9 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
   // Shared segments precede the frames of the code objects.
   if (Status S = writeSharedSegments(Jobs, Sequence, Outs))
     return S;
+  // The pass below reads every source once.
+  for (const auto &[J, I] : Sequence)
+    Jobs[J].Writer->Entries[I].Source.willRead();
   for (std::unique_ptr<Output> &Out : Outs)
     if (Out->Zstd) {
       Out->KernelStart = Out->F.offset();
@@ -538,6 +568,7 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     // the blob index consulted is the one of the previous batches.
     auto Work = [&] {
       ZSTD_CCtx *Ctx = nullptr;
+      llvm::scope_exit FreeCtx([&] { ZSTD_freeCCtx(Ctx); });
       std::vector<uint8_t> Buf, Scratch, Prefix;
       for (size_t K; (K = Next.fetch_add(1)) < N;) {
         size_t I = Pick[K];
@@ -587,9 +618,9 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
         if (Buf.capacity() > (size_t(16) << 20))
           Buf.shrink_to_fit();
       }
-      ZSTD_freeCCtx(Ctx);
     };
-    runOnWorkers(N, MaxThreads, Work);
+    if (Status S = runOnWorkers(N, MaxThreads, Work))
+      return S;
 
     // Results go out in order, so the bytes never depend on timing.
     for (size_t I = 0; I < N; ++I) {
@@ -697,9 +728,9 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     }
     FileBytes[J] = O.F.offset();
   }
+  std::vector<AtomicFile *> Files;
   for (size_t J = 0; J < Outs.size(); ++J) {
-    if (Status S = Outs[J]->F.commit())
-      return S;
+    Files.push_back(Outs[J]->File.get());
     ArchiveWriteStats &St = Jobs[J].Stats;
     St = ArchiveWriteStats();
     St.Entries = Outs[J]->W->Entries.size();
@@ -713,7 +744,15 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
       St.SharedStoredBytes += B.Size;
     }
   }
-  return Status::ok();
+  if (Uncommitted) {
+    for (std::unique_ptr<Output> &O : Outs) {
+      if (Status S = O->F.finishContents())
+        return S;
+      Uncommitted->push_back(std::move(O->File));
+    }
+    return Status::ok();
+  }
+  return commitTogether(Files);
 }
 
 std::vector<std::string> ArchiveWriter::arches() const {
@@ -853,6 +892,10 @@ Status ArchiveWriter::writeSharedSegments(
     uint64_t Hash = 0;
     std::vector<ContentChunk> Chunks;
   };
+  for (size_t K : Analysed) {
+    const auto &[J, I] = Sequence[K];
+    Jobs[J].Writer->Entries[I].Source.willRead();
+  }
   for (size_t Begin = 0; Begin < Analysed.size();) {
     size_t End = batchEnd(Begin, Analysed.size(), First.BatchBytes,
                           [&](size_t K) {
@@ -862,7 +905,7 @@ Status ArchiveWriter::writeSharedSegments(
     size_t N = End - Begin;
     std::vector<Item> Items(N);
     std::atomic<size_t> Next{0};
-    runOnWorkers(N, MaxThreads, [&] {
+    if (Status S = runOnWorkers(N, MaxThreads, [&] {
       std::vector<uint8_t> Buf;
       for (size_t I; (I = Next.fetch_add(1)) < N;) {
         Item &It = Items[I];
@@ -881,7 +924,8 @@ Status ArchiveWriter::writeSharedSegments(
           It.Hash = contentHash(It.Data, It.Size);
         It.Chunks = chunkContent(It.Data, It.Size);
       }
-    });
+    }))
+      return S;
     for (size_t I = 0; I < N; ++I) {
       Item &It = Items[I];
       if (It.Err)
@@ -912,16 +956,17 @@ Status ArchiveWriter::writeSharedSegments(
     std::vector<std::vector<uint8_t>> Frames(Count);
     std::vector<Status> Errors(Count);
     std::atomic<size_t> Next{0};
-    runOnWorkers(Count, MaxThreads, [&] {
+    if (Status S = runOnWorkers(Count, MaxThreads, [&] {
       ZSTD_CCtx *Ctx = ZSTD_createCCtx();
+      llvm::scope_exit FreeCtx([&] { ZSTD_freeCCtx(Ctx); });
       std::vector<uint8_t> Segment, Scratch;
       for (size_t I; (I = Next.fetch_add(1)) < Count;) {
         O.Segments.segment(static_cast<uint32_t>(I), Segment);
         Errors[I] = compressFrame(Ctx, Segment.data(), Segment.size(),
                                   O.Params, Scratch, Frames[I]);
       }
-      ZSTD_freeCCtx(Ctx);
-    });
+    }))
+      return S;
     O.SharedStart = O.F.offset();
     for (size_t I = 0; I < Count; ++I) {
       if (Errors[I])

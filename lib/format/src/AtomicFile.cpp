@@ -2,12 +2,24 @@
 
 #include "kpack/AtomicFile.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Signals.h"
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ctime>
+#include <iterator>
+#include <mutex>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace kpack;
@@ -16,8 +28,13 @@ namespace {
 
 constexpr size_t BufferCapacity = size_t(1) << 20;
 
-std::string sysError(const std::string &What, const std::string &Path) {
-  return What + " '" + Path + "': " + std::strerror(errno);
+/// Set by the signal handler (OutputDirectories): no new output file or
+/// directory from then on.
+std::atomic<bool> Interrupted{false};
+
+std::string sysError(const std::string &What, const std::string &Path,
+                     int Err = errno) {
+  return What + " '" + Path + "': " + std::strerror(Err);
 }
 
 std::string dirName(const std::string &Path) {
@@ -68,13 +85,18 @@ Status AtomicFile::open(const std::string &P, const AtomicFileOptions &O) {
   Opts = O;
   Offset = 0;
   Sticky = Status::ok();
-  std::string Template = P + ".tmp.XXXXXX";
-  std::vector<char> Name(Template.begin(), Template.end());
-  Name.push_back('\0');
-  Fd = ::mkostemp(Name.data(), O_CLOEXEC);
-  if (Fd < 0)
-    return Status::error(sysError("cannot create output file", P));
-  TempPath = Name.data();
+  if (Interrupted.load())
+    return Status::error("interrupted");
+  // TempFile registers the name for removal on SIGINT/SIGTERM
+  // (llvm::sys::RemoveFileOnSignal) until keep() or discard().
+  llvm::Expected<llvm::sys::fs::TempFile> T =
+      llvm::sys::fs::TempFile::create(P + ".tmp.%%%%%%");
+  if (!T) {
+    std::string Message = llvm::toString(T.takeError());
+    return Status::error("cannot create output file '" + P + "': " + Message);
+  }
+  Temp.emplace(std::move(*T));
+  Fd = Temp->FD;
   Buffer.reserve(BufferCapacity);
   return Status::ok();
 }
@@ -82,13 +104,13 @@ Status AtomicFile::open(const std::string &P, const AtomicFileOptions &O) {
 Status AtomicFile::flush() {
   if (Buffer.empty())
     return Status::ok();
-  Status S = writeAll(Fd, Buffer.data(), Buffer.size(), TempPath);
+  Status S = writeAll(Fd, Buffer.data(), Buffer.size(), Temp->TmpName);
   Buffer.clear();
   return S;
 }
 
 Status AtomicFile::write(const void *Data, size_t Size) {
-  if (Fd < 0)
+  if (!Temp)
     return Status::error("write to a closed output file");
   if (Sticky)
     return Sticky;
@@ -98,7 +120,7 @@ Status AtomicFile::write(const void *Data, size_t Size) {
     if (Status S = flush())
       return Sticky = S;
     if (Size >= BufferCapacity) {
-      if (Status S = writeAll(Fd, Bytes, Size, TempPath))
+      if (Status S = writeAll(Fd, Bytes, Size, Temp->TmpName))
         return Sticky = S;
       return Status::ok();
     }
@@ -108,7 +130,7 @@ Status AtomicFile::write(const void *Data, size_t Size) {
 }
 
 Status AtomicFile::writeAt(uint64_t At, const void *Data, size_t Size) {
-  if (Fd < 0)
+  if (!Temp)
     return Status::error("write to a closed output file");
   if (Sticky)
     return Sticky;
@@ -122,7 +144,7 @@ Status AtomicFile::writeAt(uint64_t At, const void *Data, size_t Size) {
     if (N < 0) {
       if (errno == EINTR)
         continue;
-      return Sticky = Status::error(sysError("cannot write", TempPath));
+      return Sticky = Status::error(sysError("cannot write", Temp->TmpName));
     }
     Bytes += N;
     At += static_cast<uint64_t>(N);
@@ -132,7 +154,7 @@ Status AtomicFile::writeAt(uint64_t At, const void *Data, size_t Size) {
 }
 
 Status AtomicFile::readAt(uint64_t At, void *Data, size_t Size) {
-  if (Fd < 0)
+  if (!Temp)
     return Status::error("read from a closed output file");
   if (Sticky)
     return Sticky;
@@ -146,9 +168,9 @@ Status AtomicFile::readAt(uint64_t At, void *Data, size_t Size) {
     if (N < 0 && errno == EINTR)
       continue;
     if (N < 0)
-      return Status::error(sysError("cannot read back", TempPath));
+      return Status::error(sysError("cannot read back", Temp->TmpName));
     if (N == 0)
-      return Status::error("'" + TempPath + "' is shorter than written");
+      return Status::error("'" + Temp->TmpName + "' is shorter than written");
     Bytes += N;
     At += static_cast<uint64_t>(N);
     Size -= static_cast<size_t>(N);
@@ -156,8 +178,8 @@ Status AtomicFile::readAt(uint64_t At, void *Data, size_t Size) {
   return Status::ok();
 }
 
-Status AtomicFile::commit() {
-  if (Fd < 0)
+Status AtomicFile::finishContents() {
+  if (!Temp)
     return Status::error("commit of a closed output file");
   if (Sticky || (Sticky = flush())) {
     Status S = Sticky;
@@ -175,23 +197,25 @@ Status AtomicFile::commit() {
     Mode = St.st_mode & 07777;
   }
   if (::fchmod(Fd, Mode) != 0 || (Opts.Sync && ::fsync(Fd) != 0)) {
-    Status S = Status::error(sysError("cannot finish", TempPath));
+    Status S = Status::error(sysError("cannot finish", Temp->TmpName));
     discard();
     return S;
   }
-  if (::close(Fd) != 0) {
-    Fd = -1;
-    Status S = Status::error(sysError("cannot close", TempPath));
-    discard();
+  return Status::ok();
+}
+
+Status AtomicFile::commit() {
+  if (Status S = finishContents())
     return S;
-  }
   Fd = -1;
-  if (::rename(TempPath.c_str(), Path.c_str()) != 0) {
-    Status S = Status::error(sysError("cannot rename output to", Path));
-    discard();
-    return S;
+  std::string TmpName = Temp->TmpName;
+  llvm::Error E = Temp->keep(Path);
+  Temp.reset();
+  if (E) {
+    std::string Message = llvm::toString(std::move(E));
+    ::unlink(TmpName.c_str());
+    return Status::error("cannot rename output to '" + Path + "': " + Message);
   }
-  TempPath.clear();
   if (Opts.Sync) {
     int Dir = ::open(dirName(Path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (Dir >= 0) {
@@ -203,14 +227,11 @@ Status AtomicFile::commit() {
 }
 
 void AtomicFile::discard() {
-  if (Fd >= 0) {
-    ::close(Fd);
-    Fd = -1;
+  if (Temp) {
+    llvm::consumeError(Temp->discard());
+    Temp.reset();
   }
-  if (!TempPath.empty()) {
-    ::unlink(TempPath.c_str());
-    TempPath.clear();
-  }
+  Fd = -1;
   Buffer.clear();
 }
 
@@ -222,4 +243,277 @@ Status kpack::writeFileAtomically(const std::string &Path, const void *Data,
   if (Status S = F.write(Data, Size))
     return S;
   return F.commit();
+}
+
+Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
+  // Every file's contents first: a failure there changes no destination.
+  for (AtomicFile *F : Files)
+    if (Status S = F->finishContents()) {
+      for (AtomicFile *G : Files)
+        G->discard();
+      return S;
+    }
+  // Then the renames, each replaced destination kept under a backup name
+  // (a hard link) until all are done, so that a failing rename can put
+  // back what the earlier ones replaced.
+  struct Done {
+    std::string Path, Backup;
+  };
+  std::vector<Done> Committed;
+  auto RollBack = [&] {
+    for (const Done &D : Committed) {
+      if (D.Backup.empty())
+        ::unlink(D.Path.c_str());
+      else
+        ::rename(D.Backup.c_str(), D.Path.c_str());
+    }
+  };
+  for (AtomicFile *F : Files) {
+    std::string Backup;
+    struct stat St;
+    if (::lstat(F->path().c_str(), &St) == 0) {
+      Backup = F->tempPath() + ".old";
+      if (::link(F->path().c_str(), Backup.c_str()) != 0)
+        Backup.clear(); // cannot be put back: replaced all the same
+      else
+        llvm::sys::RemoveFileOnSignal(Backup);
+    }
+    std::string Path = F->path();
+    if (Status S = F->commit()) {
+      if (!Backup.empty()) {
+        ::unlink(Backup.c_str());
+        llvm::sys::DontRemoveFileOnSignal(Backup);
+      }
+      RollBack();
+      for (AtomicFile *G : Files)
+        G->discard();
+      for (const Done &D : Committed)
+        if (!D.Backup.empty())
+          llvm::sys::DontRemoveFileOnSignal(D.Backup);
+      return S;
+    }
+    Committed.push_back({Path, Backup});
+  }
+  for (const Done &D : Committed)
+    if (!D.Backup.empty()) {
+      ::unlink(D.Backup.c_str());
+      llvm::sys::DontRemoveFileOnSignal(D.Backup);
+    }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// OutputDirectories
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The directories to remove on a signal, in a table the handler can read
+/// without locks or allocation.
+struct SignalSlot {
+  std::atomic<int> State{0}; // 0 free, 1 being filled, 2 active
+  bool Tree = false;
+  char Path[4096];
+};
+constexpr int SlotCount = 256;
+SignalSlot Slots[SlotCount];
+constexpr int HandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/// Removes the tree Name in directory ParentFd with system calls only
+/// (async-signal-safe).
+void removeTreeAt(int ParentFd, const char *Name) {
+  if (::unlinkat(ParentFd, Name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+    return;
+  int Fd = ::openat(ParentFd, Name,
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (Fd < 0)
+    return;
+  ::fchmod(Fd, S_IRWXU);
+  for (int Round = 0; Round < 4; ++Round) {
+    ::lseek(Fd, 0, SEEK_SET);
+    alignas(8) char Buf[4096];
+    long N;
+    while ((N = ::syscall(SYS_getdents64, Fd, Buf, sizeof(Buf))) > 0) {
+      for (long Off = 0; Off < N;) {
+        // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name.
+        unsigned short RecLen;
+        std::memcpy(&RecLen, Buf + Off + 16, sizeof(RecLen));
+        const char *Entry = Buf + Off + 19;
+        Off += RecLen;
+        if (std::strcmp(Entry, ".") == 0 || std::strcmp(Entry, "..") == 0)
+          continue;
+        removeTreeAt(Fd, Entry);
+      }
+    }
+    if (::unlinkat(ParentFd, Name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY)
+      break;
+  }
+  ::close(Fd);
+}
+
+void removeRecorded() {
+  // Trees first, then created directories (twice: a parent recorded in a
+  // later slot than its child is empty on the second pass).
+  for (bool Trees : {true, false}) {
+    for (int Pass = 0; Pass < 2; ++Pass)
+      for (int I = SlotCount - 1; I >= 0; --I) {
+        SignalSlot &S = Slots[I];
+        if (S.State.load() != 2 || S.Tree != Trees)
+          continue;
+        if (Trees)
+          removeTreeAt(AT_FDCWD, S.Path);
+        else
+          ::rmdir(S.Path);
+      }
+  }
+}
+
+void onSignal(int Sig) {
+  Interrupted.store(true);
+  // Other threads may be creating an output right now: let them finish
+  // (the next one fails), then remove everything.
+  struct timespec Pause = {0, 20 * 1000 * 1000};
+  ::nanosleep(&Pause, nullptr);
+  // AtomicFile's temporaries first, so that the directories are empty.
+  llvm::sys::RunInterruptHandlers();
+  removeRecorded();
+  // End now, by the signal, before any thread writes anything more.
+  struct sigaction Default;
+  std::memset(&Default, 0, sizeof(Default));
+  Default.sa_handler = SIG_DFL;
+  sigemptyset(&Default.sa_mask);
+  ::sigaction(Sig, &Default, nullptr);
+  sigset_t Unblock;
+  sigemptyset(&Unblock);
+  sigaddset(&Unblock, Sig);
+  ::sigprocmask(SIG_UNBLOCK, &Unblock, nullptr);
+  ::raise(Sig);
+  ::_exit(128 + Sig);
+}
+
+void installHandlers() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    for (int Sig : HandledSignals) {
+      struct sigaction Action, Old;
+      std::memset(&Action, 0, sizeof(Action));
+      Action.sa_handler = onSignal;
+      sigemptyset(&Action.sa_mask);
+      if (::sigaction(Sig, nullptr, &Old) == 0 && Old.sa_handler == SIG_IGN)
+        continue; // an ignored signal stays ignored
+      ::sigaction(Sig, &Action, nullptr);
+    }
+  });
+}
+
+int claimSlot(const std::string &Path, bool Tree) {
+  if (Path.size() >= sizeof(SignalSlot::Path))
+    return -1;
+  installHandlers();
+  for (int I = 0; I < SlotCount; ++I) {
+    int Free = 0;
+    if (!Slots[I].State.compare_exchange_strong(Free, 1))
+      continue;
+    std::memcpy(Slots[I].Path, Path.c_str(), Path.size() + 1);
+    Slots[I].Tree = Tree;
+    Slots[I].State.store(2);
+    return I;
+  }
+  return -1; // not removed on a signal; still undone on failure
+}
+
+void releaseSlot(int Slot) {
+  if (Slot >= 0)
+    Slots[Slot].State.store(0);
+}
+
+} // namespace
+
+Status kpack::removeDirectoryTree(const std::string &Path) {
+  struct stat St;
+  if (::lstat(Path.c_str(), &St) != 0)
+    return errno == ENOENT ? Status::ok()
+                           : Status::error(sysError("cannot stat", Path));
+  removeTreeAt(AT_FDCWD, Path.c_str());
+  if (::lstat(Path.c_str(), &St) == 0)
+    return Status::error("cannot remove '" + Path + "'");
+  return Status::ok();
+}
+
+OutputDirectories::~OutputDirectories() { undo(); }
+
+void OutputDirectories::record(const std::string &Path, bool Tree) {
+  Dirs.push_back({Path, Tree, claimSlot(Path, Tree)});
+}
+
+Status OutputDirectories::create(const std::string &Dir) {
+  if (Interrupted.load())
+    return Status::error("interrupted");
+  std::vector<std::string> Missing; // deepest first
+  for (std::string D = Dir; !D.empty() && D != "/" && D != ".";) {
+    struct stat St;
+    if (::lstat(D.c_str(), &St) == 0)
+      break;
+    Missing.push_back(D);
+    size_t Slash = D.find_last_of('/');
+    if (Slash == std::string::npos)
+      break;
+    D.resize(Slash);
+  }
+  for (auto It = Missing.rbegin(); It != Missing.rend(); ++It) {
+    if (::mkdir(It->c_str(), 0777) != 0) {
+      if (errno == EEXIST)
+        continue;
+      return Status::error(sysError("cannot create directory", *It));
+    }
+    record(*It, /*Tree=*/false);
+  }
+  struct stat St;
+  if (::stat(Dir.c_str(), &St) != 0 || !S_ISDIR(St.st_mode))
+    return Status::error("cannot create directory '" + Dir +
+                         "': it exists and is not a directory");
+  return Status::ok();
+}
+
+Status OutputDirectories::createTree(const std::string &Parent,
+                                     const std::string &Stem,
+                                     std::string &Path) {
+  if (Interrupted.load())
+    return Status::error("interrupted");
+  std::string Template = Parent + "/" + Stem + "XXXXXX";
+  if (!::mkdtemp(Template.data()))
+    return Status::error(sysError("cannot create a directory in", Parent));
+  record(Template, /*Tree=*/true);
+  Path = std::move(Template);
+  return Status::ok();
+}
+
+void OutputDirectories::removeTree(const std::string &Path) {
+  (void)removeDirectoryTree(Path);
+  forget(Path);
+}
+
+void OutputDirectories::forget(const std::string &Path) {
+  for (auto It = Dirs.begin(); It != Dirs.end(); ++It)
+    if (It->Path == Path) {
+      releaseSlot(It->Slot);
+      Dirs.erase(It);
+      return;
+    }
+}
+
+void OutputDirectories::keep() {
+  for (const Made &M : Dirs)
+    releaseSlot(M.Slot);
+  Dirs.clear();
+}
+
+void OutputDirectories::undo() {
+  for (const Made &M : llvm::reverse(Dirs))
+    if (M.Tree)
+      (void)removeDirectoryTree(M.Path);
+  for (const Made &M : llvm::reverse(Dirs))
+    if (!M.Tree)
+      ::rmdir(M.Path.c_str()); // non-empty ones stay
+  keep();
 }

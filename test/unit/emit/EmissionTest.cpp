@@ -19,6 +19,7 @@
 #include "llvm/Support/Compression.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
@@ -29,6 +30,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -482,14 +487,97 @@ TEST_F(EmissionTest, FatHostBinaryCodeObjects) {
   EXPECT_EQ((*Objects)[3].Origin,
             Path + ": bundle 1 (.hip_fatbin offset 0x1000), entry "
                    "'hipv4-amdgcn-amd-amdhsa--gfx1100'");
-  // The compressed bundle's entries, read in any order (each decodes the
-  // bundle as needed), and again after its last entry released it.
+  // The compressed bundle's entries, their reads announced, read in any
+  // order: decoded once, held until the last announced read, released.
+  (*Objects)[3].Source.willRead();
+  (*Objects)[4].Source.willRead();
+  EXPECT_EQ(Fat->decodeCounters().Held, 0u);
   EXPECT_EQ(readSource((*Objects)[4].Source), F.Objects[1][1]);
+  EXPECT_EQ(Fat->decodeCounters().Decodes, 1u);
+  EXPECT_EQ(Fat->decodeCounters().Held, 1u);
   EXPECT_EQ(readSource((*Objects)[3].Source), F.Objects[1][0]);
+  EXPECT_EQ(Fat->decodeCounters().Decodes, 1u);
+  EXPECT_EQ(Fat->decodeCounters().Held, 0u) << "not released after its last entry";
+  // A read nobody announced decodes it for itself, and releases it.
   EXPECT_EQ(readSource((*Objects)[3].Source), F.Objects[1][0]);
+  EXPECT_EQ(Fat->decodeCounters().Decodes, 2u);
+  EXPECT_EQ(Fat->decodeCounters().Held, 0u);
+  EXPECT_EQ(Fat->decodeCounters().PeakHeld, 1u);
+  // Uncompressed bundles are read from the file.
   EXPECT_EQ(readSource((*Objects)[0].Source), F.Objects[0][0]);
   EXPECT_EQ(readSource((*Objects)[1].Source), F.Objects[0][1]);
   EXPECT_EQ((*Objects)[2].Size, 0u);
+  EXPECT_EQ(Fat->decodeCounters().Decodes, 2u);
+}
+
+/// A non-PIE executable with Count compressed bundles, each holding a
+/// gfx1100 and a gfx90a:xnack+ code object of ObjectSize bytes (a fill
+/// that compresses to almost nothing), one wrapper per bundle.
+std::vector<uint8_t> manyBundleImage(unsigned Count,
+                                     size_t ObjectSize = 4096) {
+  const std::string Dev = "hipv4-amdgcn-amd-amdhsa--";
+  std::vector<uint8_t> Fatbin;
+  std::vector<uint8_t> Wrappers;
+  for (unsigned B = 0; B < Count; ++B) {
+    std::vector<uint8_t> A =
+        codeObject(Gfx1100, static_cast<uint8_t>(B), ObjectSize);
+    std::vector<uint8_t> X =
+        codeObject(Gfx90aXnackOn, static_cast<uint8_t>(0x80 + B), ObjectSize);
+    std::vector<uint8_t> Bundle = compressBundle(encodeBundle(
+        {{"host-x86_64-unknown-linux-gnu-", nullptr, 0},
+         {Dev + "gfx1100", A.data(), A.size()},
+         {Dev + "gfx90a:xnack+", X.data(), X.size()}},
+        /*Align=*/8));
+    Fatbin.resize(llvm::alignTo(Fatbin.size(), 0x1000), 0);
+    std::vector<uint8_t> W = kpack::test::hipfWrapper(0x1000 + Fatbin.size());
+    Wrappers.insert(Wrappers.end(), W.begin(), W.end());
+    Fatbin.insert(Fatbin.end(), Bundle.begin(), Bundle.end());
+  }
+  kpack::test::FatHostLayout L;
+  L.SegmentAddr = llvm::alignTo(0x1000 + Fatbin.size() + 8, 0x1000) + 0x1020;
+  L.Fatbin = std::move(Fatbin);
+  L.Wrappers = std::move(Wrappers);
+  return kpack::test::objectFromYaml(kpack::test::fatHostYaml(L));
+}
+
+// split --gpu-targets, split-wheel --targets: only some entries of each
+// compressed bundle go to an archive. Each bundle is released after its
+// last read, so at most one (per thread) is held at a time, whatever the
+// number of bundles, and none once the archives are written.
+TEST_F(EmissionTest, BundlesReleasedWhenSomeTargetsAreLeftOut) {
+  constexpr unsigned Count = 12;
+  writeFile(Dir + "/in/prog", manyBundleImage(Count));
+  for (CompressionSettings C :
+       {CompressionSettings{ArchiveCompression::ZstdPerKernel, 3},
+        CompressionSettings{ArchiveCompression::ZstdSharedSegments, 9}}) {
+    SCOPED_TRACE(CompressionSettings::optionName(C.Scheme).str());
+    auto Fat = FatHostBinary::open(Dir + "/in/prog");
+    ASSERT_TRUE(static_cast<bool>(Fat)) << toString(Fat.takeError());
+    auto Objects = Fat->codeObjects();
+    ASSERT_TRUE(static_cast<bool>(Objects));
+    ASSERT_EQ(Objects->size(), 2 * Count);
+    ArchiveLayout L;
+    L.Dir = Dir + "/out";
+    L.Name = "prog";
+    L.Threads = 1;
+    L.Compression = C;
+    ArchiveSet Set(L);
+    for (const CodeObjectRef &R : *Objects)
+      if (R.TargetId == "gfx1100")
+        ASSERT_FALSE(static_cast<bool>(
+            Set.add("prog#" + std::to_string(R.Index), R)));
+    auto Written = Set.write();
+    ASSERT_TRUE(static_cast<bool>(Written)) << toString(Written.takeError());
+    FatHostBinary::DecodeCounters N = Fat->decodeCounters();
+    EXPECT_EQ(N.Held, 0u);
+    EXPECT_EQ(N.PeakHeld, 1u);
+    EXPECT_EQ(N.Decodes,
+              C.Scheme == ArchiveCompression::ZstdSharedSegments ? 2 * Count
+                                                                 : Count);
+    auto R = openArchive(Dir + "/out/prog_gfx1100.kpack");
+    ASSERT_TRUE(R);
+    EXPECT_EQ(R->entries().size(), Count);
+  }
 }
 
 TEST_F(EmissionTest, FatHostBinaryErrors) {
@@ -690,5 +778,59 @@ TEST_F(EmissionTest, FatBinariesAreNotEmitted) {
   EXPECT_EQ(toString(EmittedHostBinary::open(Dir + "/fat").takeError()),
             "no HIPK wrapper: not a kpack host binary");
 }
+
+} // namespace
+
+namespace {
+// The same in resident memory: 16 bundles of 2 x 8 MiB decoded. Holding
+// every decoded bundle to the end grows the peak by 256 MiB more; one per
+// thread at a time (plus a batch of read entries) stays far below.
+TEST_F(EmissionTest, PeakMemoryDoesNotGrowWithTheBundles) {
+  constexpr unsigned Count = 16;
+  constexpr size_t ObjectSize = size_t(8) << 20;
+  writeFile(Dir + "/in/prog", manyBundleImage(Count, ObjectSize));
+  fflush(nullptr);
+  pid_t Child = ::fork();
+  ASSERT_GE(Child, 0);
+  if (Child == 0) {
+    struct rusage Before, After;
+    ::getrusage(RUSAGE_SELF, &Before);
+    auto Fat = FatHostBinary::open(Dir + "/in/prog");
+    if (!Fat) {
+      llvm::consumeError(Fat.takeError());
+      ::_exit(101);
+    }
+    auto Objects = Fat->codeObjects();
+    if (!Objects) {
+      llvm::consumeError(Objects.takeError());
+      ::_exit(102);
+    }
+    ArchiveLayout L;
+    L.Dir = Dir + "/out";
+    L.Name = "prog";
+    L.Threads = 2;
+    ArchiveSet Set(L);
+    for (const CodeObjectRef &R : *Objects)
+      if (R.TargetId == "gfx1100")
+        if (llvm::Error E = Set.add("prog#" + std::to_string(R.Index), R)) {
+          llvm::consumeError(std::move(E));
+          ::_exit(103);
+        }
+    auto Written = Set.write();
+    if (!Written) {
+      llvm::consumeError(Written.takeError());
+      ::_exit(104);
+    }
+    ::getrusage(RUSAGE_SELF, &After);
+    long GrowthMiB = (After.ru_maxrss - Before.ru_maxrss) / 1024;
+    std::fprintf(stderr, "peak RSS growth: %ld MiB\n", GrowthMiB);
+    ::_exit(GrowthMiB < 160 ? 0 : 1);
+  }
+  int Status = 0;
+  ASSERT_EQ(::waitpid(Child, &Status, 0), Child);
+  ASSERT_TRUE(WIFEXITED(Status));
+  EXPECT_EQ(WEXITSTATUS(Status), 0) << "peak RSS grew with the bundles";
+}
+
 
 } // namespace

@@ -205,6 +205,72 @@ TEST_F(ArchiveWriterTest, FailureLeavesOutputUntouched) {
   EXPECT_EQ(std::system(Ls.c_str()), 0) << "temporary file left behind";
 }
 
+// An exception escaping a source in a worker thread (an allocation failure)
+// is an error of write(), not std::terminate, whatever the thread count and
+// scheme (shared segments read the sources in a first pass too); no output
+// is left.
+TEST_F(ArchiveWriterTest, AllocationFailureInAWorkerIsAnError) {
+  std::string Out = Dir + "/out.kpack";
+  for (ArchiveCompression C :
+       {ArchiveCompression::None, ArchiveCompression::ZstdPerKernel,
+        ArchiveCompression::ZstdSharedSegments})
+    for (unsigned Threads : {1u, 4u}) {
+      SCOPED_TRACE(std::to_string(Threads) + " threads, " +
+                   compressionSchemeName(C));
+      ArchiveWriterOptions Opts{"g", "f", C};
+      Opts.ZstdLevel = defaultZstdLevel(C);
+      Opts.Threads = Threads;
+      ArchiveWriter W(Opts);
+      for (int I = 0; I < 16; ++I)
+        ASSERT_FALSE(W.addEntry(
+            "k#" + std::to_string(I), "gfx942",
+            EntrySource::fromCallback([I](std::vector<uint8_t> &Bytes) {
+              if (I == 11)
+                throw std::bad_alloc();
+              Bytes = pattern(4096, static_cast<uint8_t>(I));
+              return Status::ok();
+            })));
+      Status S = W.write(Out);
+      ASSERT_TRUE(S);
+      EXPECT_EQ(S.message(), "out of memory while writing archives");
+      EXPECT_NE(::access(Out.c_str(), F_OK), 0);
+    }
+  std::string Ls = "test $(ls -A '" + Dir + "' | wc -l) -eq 0";
+  EXPECT_EQ(std::system(Ls.c_str()), 0) << "temporary file left behind";
+}
+
+// Before each pass over the sources the writer announces every read of it
+// (EntrySource::willRead), so that sources sharing state know when their
+// last read is done: once for per-kernel schemes, once per pass for shared
+// segments (the analysis, then compression).
+TEST_F(ArchiveWriterTest, AnnouncesTheReadsOfEachPass) {
+  for (ArchiveCompression C :
+       {ArchiveCompression::ZstdPerKernel, ArchiveCompression::ZstdSharedSegments}) {
+    SCOPED_TRACE(compressionSchemeName(C));
+    std::vector<std::string> Log;
+    ArchiveWriterOptions Opts{"g", "f", C};
+    Opts.ZstdLevel = defaultZstdLevel(C);
+    Opts.Threads = 1;
+    ArchiveWriter W(Opts);
+    for (std::string Name : {"a", "b"})
+      ASSERT_FALSE(W.addEntry(
+          Name + "#0", "gfx942",
+          EntrySource::fromCallback(
+              [&Log, Name](std::vector<uint8_t> &Bytes) {
+                Log.push_back("read " + Name);
+                Bytes = pattern(4096, static_cast<uint8_t>(Name[0]));
+                return Status::ok();
+              },
+              4096, [&Log, Name] { Log.push_back("will " + Name); })));
+    ASSERT_FALSE(W.write(Dir + "/out.kpack"));
+    std::vector<std::string> Pass = {"will a", "will b", "read a", "read b"};
+    std::vector<std::string> Expected = Pass;
+    if (C == ArchiveCompression::ZstdSharedSegments)
+      Expected.insert(Expected.end(), Pass.begin(), Pass.end());
+    EXPECT_EQ(Log, Expected);
+  }
+}
+
 TEST_F(ArchiveWriterTest, ShortFileRangeIsAnError) {
   writeFile(Dir + "/small", pattern(100, 0));
   ArchiveWriter W({"g", "f"});

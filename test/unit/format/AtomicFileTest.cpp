@@ -80,3 +80,68 @@ TEST_F(AtomicFileTest, ReportsUnwritableDestination) {
 }
 
 } // namespace
+
+namespace {
+
+// commitTogether: a failing rename puts back the destinations the earlier
+// renames replaced; nothing else is left behind.
+TEST_F(AtomicFileTest, CommitTogetherIsAllOrNothing) {
+  std::string A = Dir + "/a", B = Dir + "/sub/b";
+  writeFile(A, {'o', 'l', 'd'});
+  ASSERT_EQ(::mkdir((Dir + "/sub").c_str(), 0755), 0);
+  AtomicFile FA, FB;
+  ASSERT_FALSE(FA.open(A));
+  ASSERT_FALSE(FA.write("new", 3));
+  ASSERT_FALSE(FB.open(B));
+  ASSERT_FALSE(FB.write("b", 1));
+  // B's rename fails: its destination is now a non-empty directory.
+  ASSERT_EQ(::mkdir(B.c_str(), 0755), 0);
+  writeFile(B + "/x", {'x'});
+  Status S = commitTogether({&FA, &FB});
+  ASSERT_TRUE(S);
+  EXPECT_EQ(readFile(A), (std::vector<uint8_t>{'o', 'l', 'd'}));
+  EXPECT_EQ(countFiles(), 2); // a, sub
+  EXPECT_EQ(WEXITSTATUS(std::system(("exit $(ls -A '" + Dir + "/sub' | wc -l)").c_str())), 1);
+
+  // Both succeed.
+  ASSERT_EQ(std::system(("rm -rf '" + B + "'").c_str()), 0);
+  ASSERT_FALSE(FA.open(A));
+  ASSERT_FALSE(FA.write("new", 3));
+  ASSERT_FALSE(FB.open(B));
+  ASSERT_FALSE(FB.write("b", 1));
+  ASSERT_FALSE(commitTogether({&FA, &FB}));
+  EXPECT_EQ(readFile(A), (std::vector<uint8_t>{'n', 'e', 'w'}));
+  EXPECT_EQ(readFile(B), (std::vector<uint8_t>{'b'}));
+  EXPECT_EQ(countFiles(), 2);
+}
+
+// OutputDirectories: what a failed run made is removed (trees whole,
+// created directories if empty); keep() leaves everything.
+TEST_F(AtomicFileTest, OutputDirectoriesUndoUnlessKept) {
+  ASSERT_EQ(::mkdir((Dir + "/had").c_str(), 0755), 0);
+  {
+    OutputDirectories D;
+    ASSERT_FALSE(D.create(Dir + "/had/new/deeper"));
+    ASSERT_FALSE(D.create(Dir + "/kept-full"));
+    writeFile(Dir + "/kept-full/file", {1});
+    std::string Tree;
+    ASSERT_FALSE(D.createTree(Dir, ".stage-", Tree));
+    ASSERT_EQ(::mkdir((Tree + "/ro").c_str(), 0755), 0);
+    writeFile(Tree + "/ro/f", {1});
+    ASSERT_EQ(::chmod((Tree + "/ro").c_str(), 0555), 0);
+    EXPECT_EQ(countFiles(), 3);
+  }
+  // had stays (it existed), had/new goes; kept-full stays (not empty).
+  EXPECT_EQ(countFiles(), 2);
+  EXPECT_NE(::access((Dir + "/had/new").c_str(), F_OK), 0);
+  {
+    OutputDirectories D;
+    ASSERT_FALSE(D.create(Dir + "/made"));
+    std::string Tree;
+    ASSERT_FALSE(D.createTree(Dir, ".stage-", Tree));
+    D.keep();
+  }
+  EXPECT_EQ(countFiles(), 4);
+}
+
+} // namespace

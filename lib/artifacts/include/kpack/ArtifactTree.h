@@ -10,12 +10,16 @@
 #ifndef KPACK_ARTIFACTTREE_H
 #define KPACK_ARTIFACTTREE_H
 
+#include "kpack/AtomicFile.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,8 +36,10 @@ enum class MissingPrefix { Error, Skip };
 
 /// The prefixes of ArtifactDir/artifact_manifest.txt in file order (blank
 /// lines skipped). Errors: missing file, absolute or ".."-escaping prefix,
-/// a prefix that is not a directory of the artifact (unless Missing is
-/// Skip and nothing exists at that path: it is then left out).
+/// a "." or empty component, a prefix with a symlink among its components
+/// (it would lead the tree walkers out of the artifact), a prefix that is
+/// not a directory of the artifact (unless Missing is Skip and nothing
+/// exists at that path: it is then left out).
 llvm::Expected<std::vector<std::string>>
 readArtifactManifest(llvm::StringRef ArtifactDir,
                      MissingPrefix Missing = MissingPrefix::Error);
@@ -58,7 +64,10 @@ struct TreeEntry {
 
 /// Every non-directory entry below Root, sorted bytewise by RelPath.
 /// Directories themselves are listed in Dirs if given (sorted), so that
-/// empty directories survive a copy.
+/// empty directories survive a copy. Below Root no symlink is followed (a
+/// symlink to a directory is an entry, not a subtree); Root itself is the
+/// caller's choice (an artifact's prefixes are checked by
+/// readArtifactManifest).
 llvm::Expected<std::vector<TreeEntry>>
 listTree(llvm::StringRef Root, std::vector<std::string> *Dirs = nullptr);
 
@@ -80,22 +89,27 @@ public:
   llvm::Error copy(llvm::StringRef From, const TreeEntry &E,
                    llvm::StringRef To);
   /// Creates directory To (and missing parents) for directory From, e.g.
-  /// an empty directory listed by listTree; finish() gives it From's mode
-  /// and timestamps.
+  /// an empty directory listed by listTree or the directory of a file
+  /// written elsewhere; finish() gives it (and the parents made whose names
+  /// match From's) From's mode and timestamps. The one call that may be
+  /// made from several threads at once.
   llvm::Error makeDir(llvm::StringRef From, llvm::StringRef To);
   /// Applies source directory modes and timestamps to copied directories;
-  /// call once after the last copy.
+  /// call once after the last file or directory is made in them (a 0555
+  /// source directory then ends as 0555, with its time).
   llvm::Error finish();
 
 private:
   CopyMode Mode;
+  std::mutex DirsMutex;
   std::map<std::pair<uint64_t, uint64_t>, std::string> Linked;
   std::vector<std::pair<std::string, std::string>> DirsToStamp;
 };
 
 /// Output directories built under temporary names in Parent and renamed
 /// into place together by commit(); anything not committed is removed when
-/// the object is destroyed, so a failed run leaves no partial output.
+/// the object is destroyed or the process is interrupted (SIGINT, SIGTERM),
+/// so a failed or interrupted run leaves no partial output.
 class StagedOutputs {
 public:
   static llvm::Expected<StagedOutputs> create(llvm::StringRef Parent);
@@ -113,6 +127,7 @@ private:
   std::string Parent, Root;
   std::vector<std::string> Names;
   bool Committed = false;
+  std::unique_ptr<OutputDirectories> Dirs;
 };
 
 } // namespace kpack

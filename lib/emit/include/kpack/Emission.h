@@ -24,6 +24,7 @@
 #define KPACK_EMISSION_H
 
 #include "kpack/ArchiveWriter.h"
+#include "kpack/AtomicFile.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 
@@ -146,12 +147,22 @@ public:
   /// Reads every source (bounded memory), writes every archive atomically,
   /// creating directories. Sources are read once, in add order across all
   /// archives (so a compressed bundle whose entries go to several per-target
-  /// archives is held only while they are read), and no archive is
-  /// committed before all are complete: a failing source leaves no archive
-  /// and no directory made for one (only a failing rename can leave earlier
-  /// ones committed; callers that need all-or-nothing across several sets
-  /// write into a staging directory).
+  /// archives is held only while they are read), and the archives are
+  /// committed together once all are complete: a failure leaves no archive
+  /// and no directory made for one, and changes no existing archive.
   llvm::Expected<std::vector<WrittenArchive>> write();
+
+  /// write() without the commit: the archives finished in temporary files,
+  /// the directories made for them, for a caller that commits them together
+  /// with its own outputs (commitTogether, then Dirs->keep()). Destroying
+  /// it uncommitted removes all of it.
+  struct Prepared {
+    std::vector<WrittenArchive> Archives;
+    /// Destroyed after Files (the temporary files in them go first).
+    std::unique_ptr<OutputDirectories> Dirs;
+    std::vector<std::unique_ptr<AtomicFile>> Files; ///< as Archives
+  };
+  llvm::Expected<Prepared> prepare();
 
 private:
   struct Impl;
@@ -175,9 +186,18 @@ public:
 
   /// The device code objects, bundle by bundle in section order. Payloads of
   /// uncompressed bundles are read from the file; a compressed bundle is
-  /// decoded once, when the first of its entries is read, and released when
-  /// the last one has been.
+  /// decoded once per writer pass, when the first of its entries is read,
+  /// and released after the last read the writer announced
+  /// (EntrySource::willRead): entries left out of every archive do not keep
+  /// it.
   llvm::Expected<std::vector<CodeObjectRef>> codeObjects() const;
+
+  /// Compressed bundles of codeObjects(): decoded so far, decoded and held
+  /// now, held at most at once.
+  struct DecodeCounters {
+    uint64_t Decodes = 0, Held = 0, PeakHeld = 0;
+  };
+  DecodeCounters decodeCounters() const;
 
   /// The host-only image carrying Metadata (docs/convert.md), verified.
   llvm::Expected<std::vector<uint8_t>>

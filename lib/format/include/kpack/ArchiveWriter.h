@@ -89,14 +89,23 @@ public:
   static EntrySource fromFileRange(std::string Path, uint64_t Offset,
                                    uint64_t Size);
   /// Bytes made on demand (e.g. decompressing a bundle). SizeHint, if known,
-  /// only helps batching.
-  static EntrySource fromCallback(Producer P, uint64_t SizeHint = 0);
+  /// only helps batching. WillRead, if set, is what willRead() calls.
+  static EntrySource fromCallback(Producer P, uint64_t SizeHint = 0,
+                                  std::function<void()> WillRead = {});
 
   /// Size if known before reading (0 for callbacks without a hint).
   uint64_t sizeHint() const { return Size; }
   /// Produces the bytes. Out may be left untouched when View is set.
   Status read(std::vector<uint8_t> &Out, const uint8_t *&View,
               size_t &ViewSize) const;
+  /// Announces one read() to come: a writer calls it for every source of a
+  /// pass before that pass reads any, so that sources sharing state (the
+  /// entries of one compressed bundle, decoded once) can drop that state
+  /// after the last announced read, whichever entries were left out.
+  void willRead() const {
+    if (WillRead)
+      WillRead();
+  }
 
 private:
   enum class Kind { View, Owned, FileRange, Callback } K = Kind::View;
@@ -105,6 +114,7 @@ private:
   std::shared_ptr<const std::vector<uint8_t>> Owned;
   std::string Path;
   Producer Make;
+  std::function<void()> WillRead;
 };
 
 struct ArchiveWriterOptions {
@@ -113,7 +123,8 @@ struct ArchiveWriterOptions {
   std::string GfxArchFamily;
   ArchiveCompression Compression = ArchiveCompression::ZstdPerKernel;
   int ZstdLevel = DefaultZstdLevel;
-  /// Compression threads; 0 means std::thread::hardware_concurrency().
+  /// Compression threads; 0 means the threads this process may use
+  /// (llvm::hardware_concurrency(): CPU affinity and cgroup limits).
   unsigned Threads = 0;
   /// Upper bound on code-object bytes held in memory at once (a single
   /// larger entry is still processed, alone).
@@ -180,10 +191,14 @@ public:
   /// state, e.g. the entries of one compressed bundle spread over per-target
   /// archives, are read close together and that state is short-lived.
   /// Threads and BatchBytes are the first job's. The archives are committed
-  /// only once all of them have been written: a failing source leaves none
-  /// (only a failing rename can leave earlier ones committed).
-  static Status writeArchives(std::vector<Job> &Jobs,
-                              const std::vector<std::pair<size_t, size_t>> &Order = {});
+  /// together (commitTogether) once all of them have been written: a
+  /// failure leaves none and changes no existing file. With Uncommitted,
+  /// they are not committed but handed over, finished, in job order, for
+  /// the caller to commit with its other outputs.
+  static Status
+  writeArchives(std::vector<Job> &Jobs,
+                const std::vector<std::pair<size_t, size_t>> &Order = {},
+                std::vector<std::unique_ptr<AtomicFile>> *Uncommitted = nullptr);
 
 private:
   struct Entry {

@@ -1,9 +1,15 @@
 //===- kpack/AtomicFile.h - All-or-nothing output files ---------*- C++ -*-===//
 //
 // Every tool writes its outputs through AtomicFile: bytes go to a temporary
-// file beside the destination, which replaces the destination only on
-// commit(). A reader never sees a half-written file, and a failed or
-// abandoned write leaves the previous file (if any) untouched.
+// file beside the destination (an llvm::sys::fs::TempFile, so that SIGINT
+// or SIGTERM removes it too), which replaces the destination only on
+// commit(). A reader never sees a half-written file, and a failed,
+// abandoned or interrupted write leaves the previous file (if any)
+// untouched.
+//
+// OutputDirectories is the one undo of directories a run makes for its
+// outputs: removed again when the run fails (or is interrupted), kept when
+// it succeeds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_ATOMICFILE_H
@@ -11,8 +17,11 @@
 
 #include "kpack/Error.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,18 +63,23 @@ public:
   /// Flushes, applies the mode, renames the temporary file over the
   /// destination. The object is closed afterwards.
   Status commit();
+  /// The first half of commit(): flushes and applies the mode (and syncs);
+  /// on failure the file is discarded.
+  Status finishContents();
   /// Closes and removes the temporary file.
   void discard();
 
   const std::string &path() const { return Path; }
-  const std::string &tempPath() const { return TempPath; }
+  /// The temporary file's name (empty when closed).
+  std::string tempPath() const { return Temp ? Temp->TmpName : std::string(); }
 
 private:
   Status flush();
 
-  std::string Path, TempPath;
+  std::string Path;
   AtomicFileOptions Opts;
-  int Fd = -1;
+  std::optional<llvm::sys::fs::TempFile> Temp;
+  int Fd = -1; ///< Temp's
   uint64_t Offset = 0;
   std::vector<uint8_t> Buffer;
   Status Sticky; // first write error; reported again by commit()
@@ -74,6 +88,56 @@ private:
 /// Writes Bytes to Path atomically.
 Status writeFileAtomically(const std::string &Path, const void *Data,
                            size_t Size, const AtomicFileOptions &Opts = {});
+
+/// Commits Files together, in order: every file's contents are finished
+/// before any is renamed, and if a rename fails the files committed before
+/// it are taken back (the destinations they replaced restored), so that
+/// either all destinations change or none does. Every file is closed
+/// afterwards.
+Status commitTogether(const std::vector<AtomicFile *> &Files);
+
+/// Directories a run creates for its outputs, and trees it builds (staging
+/// and scratch directories). Unless keep() is called, destruction removes
+/// them again: each tree with everything in it, each created directory if
+/// it is empty, deepest first; SIGINT, SIGTERM and SIGHUP do the same
+/// before the process ends (after the temporary files of AtomicFile are
+/// gone). Not thread-safe: one owner adds, from one thread.
+class OutputDirectories {
+public:
+  OutputDirectories() = default;
+  OutputDirectories(const OutputDirectories &) = delete;
+  OutputDirectories &operator=(const OutputDirectories &) = delete;
+  ~OutputDirectories();
+
+  /// Creates Dir and its missing parents (mode 0777 & ~umask) and records
+  /// the ones it made.
+  Status create(const std::string &Dir);
+  /// Creates a new unique directory Parent/<Stem>XXXXXX (Parent must exist)
+  /// and records it as a tree, removed whole; its path goes to Path.
+  Status createTree(const std::string &Parent, const std::string &Stem,
+                    std::string &Path);
+  /// Removes the tree at Path now (it was moved or is no longer needed).
+  void removeTree(const std::string &Path);
+  /// Forgets a tree or directory without removing it (renamed elsewhere).
+  void forget(const std::string &Path);
+  /// Success: everything recorded stays.
+  void keep();
+  /// Failure: removes everything recorded (what destruction does).
+  void undo();
+
+private:
+  struct Made {
+    std::string Path;
+    bool Tree;
+    int Slot; ///< in the signal handler's table, or -1
+  };
+  std::vector<Made> Dirs; // in creation order
+  void record(const std::string &Path, bool Tree);
+};
+
+/// Removes Path and everything below it without following symlinks; makes
+/// read-only directories writable first.
+Status removeDirectoryTree(const std::string &Path);
 
 } // namespace kpack
 
