@@ -158,7 +158,10 @@ int runSplitWheel() {
   Opts.TmpDir = SWTmpDir;
   Opts.Threads = SWJobs;
   if (SWVerbose)
-    Opts.Log = [](const std::string &Line) { outs() << Line << "\n"; };
+    Opts.Log = [](const std::string &Line) {
+      outs() << Line << "\n";
+      outs().flush();
+    };
   Expected<CompressionSettings> Compression = CompressionSettings::parse(
       SWCompression, SWCompressionLevel.getNumOccurrences()
                          ? std::optional<int>(SWCompressionLevel)

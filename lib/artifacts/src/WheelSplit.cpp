@@ -194,8 +194,11 @@ private:
     sigemptyset(&SA.sa_mask);
     for (int Sig : Signals)
       sigaddset(&SA.sa_mask, Sig);
+    // A signal ignored on entry (nohup, a background job) stays ignored.
     for (size_t I = 0; I < std::size(Signals); ++I)
-      ::sigaction(Signals[I], &SA, &Saved[I]);
+      if (::sigaction(Signals[I], nullptr, &Saved[I]) == 0 &&
+          Saved[I].sa_handler != SIG_IGN)
+        ::sigaction(Signals[I], &SA, nullptr);
     Installed = true;
   }
   void uninstall() {
