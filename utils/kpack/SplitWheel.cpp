@@ -85,11 +85,11 @@ static cl::opt<std::string>
                   cl::desc(CompressionSettings::optionHelp()),
                   cl::sub(SplitWheelCmd));
 static cl::opt<int> SWCompressionLevel(
-    "compression-level",
-    cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
+    "compression-level", cl::desc("zstd level (upstream's name of --level)"),
     cl::sub(SplitWheelCmd));
-static cl::alias SWLevel("level", cl::desc("Alias of --compression-level"),
-                         cl::aliasopt(SWCompressionLevel));
+static cl::opt<int>
+    SWLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
+            cl::sub(SplitWheelCmd));
 static cl::opt<unsigned>
     SWJobs("jobs", cl::init(0),
            cl::desc("Compression threads (default: all cores)"),
@@ -162,10 +162,15 @@ int runSplitWheel() {
       outs() << Line << "\n";
       outs().flush();
     };
-  Expected<CompressionSettings> Compression = CompressionSettings::parse(
-      SWCompression, SWCompressionLevel.getNumOccurrences()
-                         ? std::optional<int>(SWCompressionLevel)
-                         : std::nullopt);
+  if (SWCompressionLevel.getNumOccurrences() && SWLevel.getNumOccurrences())
+    return Usage("give the zstd level once (--compression-level or --level)");
+  std::optional<int> Level;
+  if (SWCompressionLevel.getNumOccurrences())
+    Level = SWCompressionLevel;
+  if (SWLevel.getNumOccurrences())
+    Level = SWLevel;
+  Expected<CompressionSettings> Compression =
+      CompressionSettings::parse(SWCompression, Level);
   if (!Compression)
     return reportError(Tool, Compression.takeError());
   Opts.Compression = *Compression;
