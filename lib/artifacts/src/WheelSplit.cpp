@@ -61,12 +61,12 @@ public:
     auto T = std::unique_ptr<OutputTransaction>(new OutputTransaction);
     T->OutputDir = OutputDir.str();
     if (Error E = makeUniqueDir(OutputDir, T->Staging))
-      return std::move(E);
+      return E;
     T->Dirs.push_back(T->Staging);
     if (!TmpDir.empty()) {
       std::string Scratch;
       if (Error E = makeUniqueDir(TmpDir, Scratch))
-        return std::move(E);
+        return E;
       T->Dirs.push_back(Scratch);
       T->Scratch = Scratch;
     } else {
@@ -76,7 +76,7 @@ public:
                          EC.message());
     }
     T->install();
-    return std::move(T);
+    return T;
   }
   ~OutputTransaction() {
     uninstall();
@@ -415,7 +415,7 @@ public:
   Expected<WrittenWheel> commit(std::string BundleKey) {
     uint64_t Size = Zip->size();
     if (Error E = Zip->commit())
-      return std::move(E);
+      return E;
     return WrittenWheel{Path, std::move(BundleKey), Size, Files};
   }
 
@@ -442,6 +442,10 @@ private:
   std::optional<ZipWriter> Zip;
   unsigned Files = 0;
 };
+
+/// The bundle key of database files left out (unselected targets that no
+/// bundle covers); no bundle key has this form.
+constexpr const char *DroppedKey = "-";
 
 bool inDistInfo(const WheelFile &W, StringRef Name) {
   return Name.consume_front(W.distInfoDir()) && Name.starts_with("/");
@@ -539,7 +543,7 @@ Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
           OS.write(reinterpret_cast<const char *>(C.data()), C.size());
           return Error::success();
         }))
-      return std::move(Err);
+      return Err;
     OS.close();
     if (OS.has_error())
       return makeError("cannot write '" + Path + "': " + OS.error().message());
@@ -650,7 +654,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   const std::string HostOut =
       Opts.DirectoryOutput ? StringRef(HostFile).drop_back(4).str() : HostFile;
   if (Error E = checkNotAnInput(OutputDir + "/" + HostFile, {FatPath}))
-    return std::move(E);
+    return E;
   Expected<std::unique_ptr<OutputTransaction>> Txn = OutputTransaction::create(
       OutputDir, Opts.TmpDir.empty() ? "" : absolutePath(Opts.TmpDir));
   if (!Txn)
@@ -683,14 +687,18 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       if (std::optional<DatabaseFile> DB =
               matchDatabaseFile(*Handlers, It.Rel)) {
         std::optional<std::string> Key = bundleKeyFor(DB->TargetId);
+        std::optional<TargetId> T =
+            parseTargetId(StringRef(DB->TargetId).trim().str());
+        if (T)
+          It.DatabaseTarget = T->str();
+        if (!Key && T && !Requested.empty() && !Requested.count(T->str()))
+          Key = std::string(DroppedKey); // of an unselected target
         if (!Key)
           return Fail("database file " + quoted(E.Name) + ": no device "
                       "wheel for target " + quoted(DB->TargetId) +
-                      " (bundles: " + knownBundleKeys() + ")");
+                      " (bundles: " + knownBundleKeys() +
+                      "); leave it out with --targets");
         It.DatabaseKey = *Key;
-        if (std::optional<TargetId> T = parseTargetId(
-                StringRef(DB->TargetId).trim().str()))
-          It.DatabaseTarget = T->str();
       } else if (Aotriton) {
         if (std::optional<std::string> Key = aotritonFamilyBundle(It.Rel))
           It.DatabaseKey = *Key;
@@ -738,10 +746,12 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       return Fail(quoted(Items[BinItem[B]].E->Name) + ": " +
                   toString(Objs.takeError()));
     for (const CodeObjectRef &C : *Objs) {
-      if (!bundleKeyFor(C.TargetId))
+      if (!bundleKeyFor(C.TargetId) &&
+          (Requested.empty() || Requested.count(C.TargetId)))
         return Fail(quoted(Items[BinItem[B]].E->Name) +
                     ": no device wheel for target " + quoted(C.TargetId) +
-                    " (bundles: " + knownBundleKeys() + ")");
+                    " (bundles: " + knownBundleKeys() +
+                    "); leave it out with --targets");
       Found.insert(C.TargetId);
     }
     Objects.push_back(std::move(*Objs));
@@ -793,7 +803,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       if (Selected(C.TargetId))
         if (Error E = Archives.add(Key + "#" + std::to_string(C.Index), C,
                                    {{"target", C.EntryId}}))
-          return std::move(E);
+          return E;
   }
   // bundle key -> (target ID -> archive file)
   std::map<std::string, std::map<std::string, std::string>> ArchivesOf;
@@ -815,7 +825,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   for (const Item &It : Items) {
     if (It.DatabaseKey.empty())
       continue;
-    if (KeepDatabase(It)) {
+    if (It.DatabaseKey != DroppedKey && KeepDatabase(It)) {
       DatabaseItems[It.DatabaseKey].push_back(&It);
       ++Result.DatabaseFiles;
     } else {
@@ -893,7 +903,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
                     D + " == " + Version + "; extra == \"device-all\"");
   Host.addText(MetadataEntry->Name, Metadata.str(), TextMethod);
   if (Error E = Host.write())
-    return std::move(E);
+    return E;
   std::vector<std::pair<WrittenWheel, std::string>> Staged; // wheel, out name
   Expected<WrittenWheel> HostDone = Host.commit("");
   if (!HostDone)
@@ -941,7 +951,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Variant.addText(W.distInfoDir().str() + "/variant.json",
                     variantJson(TargetKeys), TextMethod);
     if (Error E = Variant.write())
-      return std::move(E);
+      return E;
     Expected<WrittenWheel> Done = Variant.commit("");
     if (!Done)
       return Done.takeError();
@@ -996,7 +1006,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Dev.addText(DevDistInfo + "/METADATA", M, TextMethod);
     Dev.addText(DevDistInfo + "/top_level.txt", Overlay + "\n", TextMethod);
     if (Error E = Dev.write())
-      return std::move(E);
+      return E;
     Expected<WrittenWheel> Done = Dev.commit(K);
     if (!Done)
       return Done.takeError();
@@ -1020,7 +1030,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   for (auto &[Wheel, Out] : Staged)
     Names.push_back(Out);
   if (Error E = (*Txn)->commit(Names))
-    return std::move(E);
+    return E;
   for (auto &[Wheel, Out] : Staged)
     Wheel.Path = OutputDir + "/" + Out;
   Result.Host = Staged.front().first;
