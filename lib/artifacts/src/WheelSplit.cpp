@@ -686,7 +686,11 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     if (!It.Rel.empty()) {
       if (std::optional<DatabaseFile> DB =
               matchDatabaseFile(*Handlers, It.Rel)) {
+        // A handler may name no target ID for AOTriton's family
+        // directories ("amd-gfx11xx"); their bundle is the directory's.
         std::optional<std::string> Key = bundleKeyFor(DB->TargetId);
+        if (!Key)
+          Key = aotritonFamilyBundle(It.Rel);
         std::optional<TargetId> T =
             parseTargetId(StringRef(DB->TargetId).trim().str());
         if (T)
