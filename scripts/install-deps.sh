@@ -10,6 +10,8 @@ PKGS=(
   cmake ninja-build make pkg-config gcc g++ python3 python3-psutil
   clang-22 clang-tools-22 lld-22 llvm-22 llvm-22-dev llvm-22-tools libclang-22-dev liblld-22-dev libclang-rt-22-dev
   libzstd-dev zstd libmsgpack-cxx-dev zlib1g-dev libgtest-dev
+  # Wheels: zips (libzip) and RECORD hashes (OpenSSL's EVP).
+  libzip-dev libssl-dev
   binutils elfutils gdb diffutils time patchelf
   # Wheel tests: a fresh venv and pip install of local wheels only.
   python3-venv python3-pip

@@ -107,7 +107,11 @@ split_none=("$W/split-none" "$KPACK" split --artifact-dir "$A" --artifact-prefix
 # cp -a leaves 1.3 GB of dirty pages behind, split about a fifth of that.
 cp_artifact_sync=("$W/copy-sync" sh -c 'cp -a "$1" "$2" && sync' sh "$A" "$W/copy-sync")
 split_sync=("$W/split-sync" sh -c '"$1" split --artifact-dir "$2" --artifact-prefix math_lib --output-dir "$3" && sync' sh "$KPACK" "$A" "$W/split-sync")
-compare cp_artifact split split_none cp_artifact_sync split_sync
+# Thread scaling at zstd level 3 (issue 19: -j2 >= 1.8x -j1 in wall time on
+# 2 cores); the load-independent figures are cpu-profile.sh's.
+split_l3_j1=("$W/split-l3-j1" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split-l3-j1" --level 3 -j 1)
+split_l3_j2=("$W/split-l3-j2" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split-l3-j2" --level 3 -j 2)
+compare cp_artifact split split_none cp_artifact_sync split_sync split_l3_j1 split_l3_j2
 echo "  outputs: $(cd "$W/split" && ls | tr '\n' ' ')"
 echo "  generic: $(du -sb "$W/split/math_lib_generic" | cut -f1) bytes; archives: $(find "$W/split" -name '*.kpack' -printf '%s\n' | awk '{ s += $1 } END { print s }') bytes"
 
@@ -129,6 +133,8 @@ echo "| kpack split | $split_WALL s | $split_RSS MiB | $(ratio "$split_WALL" "$c
 echo "| kpack split --compression none | $split_none_WALL s | $split_none_RSS MiB | $(ratio "$split_none_WALL" "$cp_artifact_WALL") | |"
 echo "| cp -a artifact; sync | $cp_artifact_sync_WALL s | | 1 | |"
 echo "| kpack split; sync | $split_sync_WALL s | | $(ratio "$split_sync_WALL" "$cp_artifact_sync_WALL") | <= 5 |"
+echo "| kpack split --level 3 -j 1 | $split_l3_j1_WALL s | $split_l3_j1_RSS MiB | $(ratio "$split_l3_j1_WALL" "$cp_artifact_WALL") | |"
+echo "| kpack split --level 3 -j 2 | $split_l3_j2_WALL s | $split_l3_j2_RSS MiB | $(ratio "$split_l3_j2_WALL" "$cp_artifact_WALL") | -j1/-j2 = $(ratio "$split_l3_j1_WALL" "$split_l3_j2_WALL") >= 1.8 |"
 echo "| cp -a shards | $cp_shards_WALL s | $cp_shards_RSS MiB | 1 | |"
 echo "| kpack recombine (hard links) | $recombine_WALL s | $recombine_RSS MiB | $(ratio "$recombine_WALL" "$cp_shards_WALL") | <= 1.5 |"
 echo "| kpack recombine --copy | $recombine_copy_WALL s | $recombine_copy_RSS MiB | $(ratio "$recombine_copy_WALL" "$cp_shards_WALL") | <= 1.5 |"

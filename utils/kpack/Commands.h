@@ -34,6 +34,8 @@ int runConvertAlias(int Argc, char **Argv); // Convert.cpp
 int runRecombine(); // Recombine.cpp
 int runSplitWheel();      // SplitWheel.cpp
 int runRecombineWheels(); // RecombineWheels.cpp
+int runVerifyArtifacts();  // VerifyArtifacts.cpp
+int runUnbundle();         // Unbundle.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

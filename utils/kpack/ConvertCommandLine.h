@@ -71,8 +71,8 @@ public:
       llvm::cl::init(ArchiveCompression::ZstdPerKernel),
       CompressionSettings::optionValues(), llvm::cl::sub(Sub),
       llvm::cl::cat(Category)};
-  llvm::cl::opt<int> Level{"level", llvm::cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
-                           llvm::cl::init(3), llvm::cl::sub(Sub),
+  llvm::cl::opt<int> Level{"level", llvm::cl::desc(kpack::CompressionSettings::levelHelp()),
+                           llvm::cl::init(kpack::DefaultZstdLevel), llvm::cl::sub(Sub),
                            llvm::cl::cat(Category)};
   llvm::cl::opt<unsigned> Threads{
       "jobs", llvm::cl::desc("Compression threads (default: all cores)"),

@@ -87,7 +87,11 @@ int main(int Argc, char **Argv) {
           "kpack: split HIP device code into .kpack archives and inspect "
           "them\n",
           &errs()))
-    return 1;
+    // Upstream's argparse tools exit 2 on a usage error.
+    return Argc > 1 && (Argv[1] == StringRef("verify-artifacts") ||
+                        Argv[1] == StringRef("unbundle"))
+               ? 2
+               : 1;
 
   static const struct {
     const char *Name;
@@ -103,7 +107,9 @@ int main(int Argc, char **Argv) {
                   {"split", runSplit},
                   {"recombine", runRecombine},
                   {"split-wheel", runSplitWheel},
-                  {"recombine-wheels", runRecombineWheels}};
+                  {"recombine-wheels", runRecombineWheels},
+                  {"verify-artifacts", runVerifyArtifacts},
+                  {"unbundle", runUnbundle}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;

@@ -58,8 +58,8 @@ static cl::opt<ArchiveCompression> MergeCompression(
     "compression", cl::desc("Compression scheme"),
     cl::init(ArchiveCompression::ZstdPerKernel),
     CompressionSettings::optionValues(), cl::sub(MergeCmd));
-static cl::opt<int> MergeLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
-                               cl::init(3), cl::sub(MergeCmd));
+static cl::opt<int> MergeLevel("level", cl::desc(CompressionSettings::levelHelp()),
+                               cl::init(DefaultZstdLevel), cl::sub(MergeCmd));
 static cl::opt<unsigned> MergeThreads("j",
                                       cl::desc("Compression threads (default: "
                                                "all cores)"),

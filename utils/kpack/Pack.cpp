@@ -59,8 +59,8 @@ static cl::opt<ArchiveCompression> PackCompression(
     "compression", cl::desc("Compression scheme"),
     cl::init(ArchiveCompression::ZstdPerKernel),
     CompressionSettings::optionValues(), cl::sub(PackCmd));
-static cl::opt<int> PackLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
-                              cl::init(3), cl::sub(PackCmd));
+static cl::opt<int> PackLevel("level", cl::desc(CompressionSettings::levelHelp()),
+                              cl::init(DefaultZstdLevel), cl::sub(PackCmd));
 static cl::opt<unsigned> PackThreads("j", cl::desc("Compression threads "
                                                    "(default: all cores)"),
                                      cl::init(0), cl::sub(PackCmd));

@@ -49,7 +49,7 @@ static cl::opt<std::string>
 static cl::opt<std::string> PackDbCompression(
     "compression", cl::desc(CompressionSettings::optionHelp()),
     cl::init("zstd"), cl::sub(PackDbCmd));
-static cl::opt<int> PackDbLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
+static cl::opt<int> PackDbLevel("level", cl::desc(CompressionSettings::levelHelp()),
                                 cl::sub(PackDbCmd));
 static cl::opt<unsigned> PackDbThreads("j",
                                        cl::desc("Compression threads "
@@ -131,7 +131,8 @@ static Error packDb() {
   if (PackDbVerbose) {
     for (const DatabaseEntry &E : Plan->NotPacked)
       outs() << "not packed (" << E.File.Handler->name() << ", "
-             << E.File.TargetId << "): " << E.RelPath << "\n";
+             << (E.File.TargetId.empty() ? E.File.Bundle : E.File.TargetId)
+             << "): " << E.RelPath << "\n";
     outs() << "not recognised: " << Plan->Unrecognised << " files\n";
   }
   return Error::success();

@@ -51,12 +51,13 @@ static cl::opt<std::string> SplitArtifactPrefix(
 static cl::list<std::string> SplitDatabases(
     "split-databases",
     cl::desc("Kernel-database handlers: files they own go to the artifact "
-             "of their target"),
+             "of their base arch (gfx90a for gfx90a-xnack+)"),
     cl::value_desc("handler"), cl::CommaSeparated, cl::sub(SplitCmd));
 static cl::list<std::string> SplitGpuTargets(
     "gpu-targets",
-    cl::desc("Only these targets get per-target artifacts; device code and "
-             "database files of others are left out"),
+    cl::desc("Only these targets get per-target artifacts, compared "
+             "without features; device code and database files of others "
+             "are left out"),
     cl::value_desc("target"), cl::CommaSeparated, cl::sub(SplitCmd));
 static cl::opt<std::string>
     SplitTmpDir("tmp-dir",
@@ -77,14 +78,9 @@ static cl::opt<std::string> SplitCompression(
     cl::init("zstd"), cl::sub(SplitCmd));
 static cl::opt<int> SplitLevel(
     "level",
-    cl::desc("zstd level (default: zstd 1, zstd-long 19, zstd-shared 9)"),
+    cl::desc(CompressionSettings::levelHelp()),
     cl::sub(SplitCmd));
 
-/// Split's default zstd level: TheRock splits every artifact of every build,
-/// so speed comes first. Level 1 takes about 30% less time than the other
-/// writers' level 3 for 12% larger archives on librocsparse
-/// (docs/benchmarks.md); --level 3 gives what pack and convert write.
-constexpr int SplitDefaultZstdLevel = 1;
 static cl::opt<unsigned> SplitThreads("j",
                                       cl::desc("Threads (default: all cores)"),
                                       cl::init(0), cl::sub(SplitCmd));
@@ -126,9 +122,6 @@ static Error splitArtifacts() {
                                      : std::nullopt);
   if (!Compression)
     return Compression.takeError();
-  if (!SplitLevel.getNumOccurrences() &&
-      Compression->Scheme == ArchiveCompression::ZstdPerKernel)
-    Compression->Level = SplitDefaultZstdLevel;
   Opts.Compression = *Compression;
   if (SplitVerbose)
     Opts.Log = [](const std::string &Line) { outs() << "  " << Line << "\n"; };

@@ -87,9 +87,8 @@ static cl::opt<std::string>
 static cl::opt<int> SWCompressionLevel(
     "compression-level", cl::desc("zstd level (upstream's name of --level)"),
     cl::sub(SplitWheelCmd));
-static cl::opt<int>
-    SWLevel("level", cl::desc("zstd level (default: 3, zstd-long 19, zstd-shared 9)"),
-            cl::sub(SplitWheelCmd));
+static cl::opt<int> SWLevel("level", cl::desc(CompressionSettings::levelHelp()),
+                            cl::sub(SplitWheelCmd));
 static cl::opt<unsigned>
     SWJobs("jobs", cl::init(0),
            cl::desc("Compression threads (default: all cores)"),

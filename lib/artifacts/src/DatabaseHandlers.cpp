@@ -1,13 +1,14 @@
 //===- DatabaseHandlers.cpp - Kernel-database file rules ------------------===//
 //
-// Each handler is a table of rules over a file's path relative to its prefix:
-// where the database starts (an anchor of consecutive directory names), where
-// the target ID is spelled (a directory below the anchor, the file name, ...)
-// and which file suffixes belong to it. The names, anchors and suffixes are
-// upstream's (rocm-kpack's database_handlers.py, the version TheRock runs from
-// rocm-systems/shared/kpack); the target IDs are parsed with the core's parser
-// instead of upstream's regular expressions (docs/kernel-databases.md lists
-// every difference).
+// Each handler recognises exactly the paths upstream's handler of the same
+// name recognises (rocm-systems shared/kpack/python/rocm_kpack/
+// database_handlers.py, the version TheRock runs) and reports upstream's
+// bundle key, which decides the artifact `kpack split` moves the file to.
+// Upstream's regular expressions are restated as small scanners below. On
+// top of the bundle key, each match carries what `kpack pack-db` needs and
+// upstream has not: the full target ID the path spells (clang's ":xnack+"
+// and generic processors kept) and the structured archive key
+// (docs/kernel-databases.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,39 +30,54 @@ DatabaseHandler::~DatabaseHandler() = default;
 
 namespace {
 
-bool isAlnum(char C) { return isAlpha(C) || isDigit(C); }
+bool isLowerAlpha(char C) { return C >= 'a' && C <= 'z'; }
 
-/// A target ID spelled in a name: Name[Begin, End) and its canonical text.
-struct TargetSpan {
+/// Length of upstream's architecture pattern,
+/// gfx[0-9]+[a-z]*(-strict)?(-xnack[+-])?, matched greedily at S[Pos], or 0.
+/// The parts use disjoint characters, so the greedy match is the longest.
+size_t gfxArchAt(StringRef S, size_t Pos) {
+  if (!S.substr(Pos).starts_with("gfx"))
+    return 0;
+  size_t I = Pos + 3, Digits = I;
+  while (I < S.size() && isDigit(S[I]))
+    ++I;
+  if (I == Digits)
+    return 0;
+  while (I < S.size() && isLowerAlpha(S[I]))
+    ++I;
+  if (S.substr(I).starts_with("-strict"))
+    I += 7;
+  StringRef Rest = S.substr(I);
+  if (Rest.size() >= 7 && Rest.starts_with("-xnack") &&
+      (Rest[6] == '+' || Rest[6] == '-'))
+    I += 7;
+  return I - Pos;
+}
+
+/// Upstream's pattern searched in S (leftmost match): [Begin, End).
+struct Span {
   size_t Begin = 0, End = 0;
-  std::string Id;
 };
+std::optional<Span> searchGfxArch(StringRef S) {
+  for (size_t Pos = S.find("gfx"); Pos != StringRef::npos;
+       Pos = S.find("gfx", Pos + 1))
+    if (size_t Len = gfxArchAt(S, Pos))
+      return Span{Pos, Pos + Len};
+  return std::nullopt;
+}
 
-/// "gfx<N>-generic" or "gfx<N>-<M>-generic" at Pos; the length or 0.
-size_t genericProcessorAt(StringRef Name, size_t Pos) {
-  StringRef S = Name.substr(Pos + 3);
-  size_t Digits = S.find_if_not(isDigit);
-  if (Digits == 0 || Digits == StringRef::npos)
-    return 0;
-  S = S.drop_front(Digits);
-  size_t Len = 3 + Digits;
-  if (S.size() > 1 && S[0] == '-' && isDigit(S[1])) {
-    size_t Minor = S.drop_front(1).find_if_not(isDigit);
-    if (Minor == StringRef::npos)
-      return 0;
-    S = S.drop_front(1 + Minor);
-    Len += 1 + Minor;
-  }
-  if (!S.starts_with("-generic"))
-    return 0;
-  Len += 8;
-  return Pos + Len < Name.size() && isAlnum(Name[Pos + Len]) ? 0 : Len;
+/// The whole of S is upstream's pattern.
+bool fullmatchGfxArch(StringRef S) {
+  return !S.empty() && gfxArchAt(S, 0) == S.size();
+}
+
+bool isKnownProcessor(StringRef P) {
+  return supportedFeatures(P.str()).has_value();
 }
 
 /// A processor name as LLVM spells specific processors: "gfx", two or three
-/// digits, then a hex digit ("gfx90a", "gfx1100"). What the core's table does
-/// not know yet (a newer processor) is accepted in this shape only, so that
-/// "gfx9" or "gfx11xx" are never taken for targets.
+/// digits, then a hex digit ("gfx90a", "gfx1100"), for processors newer than
+/// the core's table; "gfx9" or "gfx11xx" are no processors.
 bool looksLikeProcessor(StringRef P) {
   if (!P.consume_front("gfx") || P.size() < 3 || P.size() > 4)
     return false;
@@ -69,30 +85,48 @@ bool looksLikeProcessor(StringRef P) {
          !isUpper(P.back());
 }
 
-bool isKnownProcessor(StringRef P) {
-  return supportedFeatures(P.str()).has_value();
+bool isProcessor(StringRef P) {
+  // A strict processor is its own target ("gfx1250-strict"), never folded
+  // into its base; its name is the base's.
+  StringRef Base = P;
+  Base.consume_back("-strict");
+  return isKnownProcessor(P) || isKnownProcessor(Base) ||
+         looksLikeProcessor(Base);
 }
 
-/// The target ID whose processor starts at Pos ("gfx..." after a non-
-/// alphanumeric character), with features written clang's way
-/// (":xnack+") or Tensile's way ("-xnack+"), validated by parseTargetId.
-std::optional<TargetSpan> targetIdAt(StringRef Name, size_t Pos) {
-  size_t ProcLen = genericProcessorAt(Name, Pos);
-  if (ProcLen == 0) {
-    size_t End = Pos + 3;
-    while (End < Name.size() && isAlnum(Name[End]) && !isUpper(Name[End]))
-      ++End;
-    StringRef P = Name.slice(Pos, End);
-    if (End < Name.size() && isAlnum(Name[End]))
-      return std::nullopt; // "gfx942Foo": part of a longer word
-    if (!isKnownProcessor(P) && !looksLikeProcessor(P))
-      return std::nullopt;
-    ProcLen = End - Pos;
+/// The canonical target ID spelled at Name[Begin, ...), starting from
+/// upstream's match Name[Begin, End): a generic processor read whole
+/// ("gfx9-4-generic", where upstream reads "gfx9"), then every feature
+/// written clang's way (":xnack+") or Tensile's ("-sramecc+"). Sets End to
+/// the end of what was read. None if that is no target ID.
+std::optional<std::string> targetIdFrom(StringRef Name, size_t Begin,
+                                        size_t &End) {
+  std::string Processor = Name.slice(Begin, End).str();
+  size_t I = End;
+  // Upstream's match may end in "-xnack±"; re-read its features below.
+  if (size_t Dash = StringRef(Processor).find("-xnack");
+      Dash != StringRef::npos) {
+    I = Begin + Dash;
+    Processor.resize(Dash);
   }
-  std::string Text = Name.substr(Pos, ProcLen).str();
-  size_t End = Pos + ProcLen;
+  if (all_of(StringRef(Processor).drop_front(3), isDigit)) {
+    StringRef Rest = Name.substr(I);
+    size_t Len = 0;
+    if (Rest.size() > 1 && Rest[0] == '-' && isDigit(Rest[1])) {
+      Len = 1;
+      while (Len < Rest.size() && isDigit(Rest[Len]))
+        ++Len;
+    }
+    if (Rest.substr(Len).starts_with("-generic")) {
+      Processor += Rest.take_front(Len + 8).str();
+      I += Len + 8;
+    }
+  }
+  if (!isProcessor(Processor) && !isGenericProcessor(Processor))
+    return std::nullopt;
+  std::string Text = Processor;
   for (;;) {
-    StringRef Rest = Name.substr(End);
+    StringRef Rest = Name.substr(I);
     if (Rest.empty() || (Rest[0] != ':' && Rest[0] != '-'))
       break;
     StringRef Feature = Rest.drop_front(1);
@@ -104,36 +138,24 @@ std::optional<TargetSpan> targetIdAt(StringRef Name, size_t Pos) {
       break;
     Text += ':';
     Text += Feature.take_front(NameLen + 1).str();
-    End += 1 + NameLen + 1;
+    I += 1 + NameLen + 1;
   }
-  // "gfx1250-strict", "gfx1250-b0-a0": a longer name this parser does not
-  // know, not gfx1250.
-  if (End + 1 < Name.size() && Name[End] == '-' && isAlnum(Name[End + 1]))
-    return std::nullopt;
   std::optional<TargetId> Id = parseTargetId(Text);
   if (!Id)
-    return std::nullopt; // e.g. "gfx1100-xnack+": no such target
-  return TargetSpan{Pos, End, Id->str()};
+    return std::nullopt; // "gfx1100-xnack+": no such target
+  End = I;
+  return Id->str();
 }
 
-/// The first target ID in Name.
-std::optional<TargetSpan> findTargetId(StringRef Name) {
-  for (size_t Pos = Name.find("gfx"); Pos != StringRef::npos;
-       Pos = Name.find("gfx", Pos + 1)) {
-    if (Pos > 0 && isAlnum(Name[Pos - 1]))
-      continue; // "libgfx9..." or "xgfx942": not where a target starts
-    if (std::optional<TargetSpan> T = targetIdAt(Name, Pos))
-      return T;
-  }
-  return std::nullopt;
-}
-
-/// The target ID that Name is, whole ("gfx942", "gfx942-xnack+").
+/// The target ID a whole directory name is ("gfx942", "gfx942-xnack+").
 std::optional<std::string> wholeTargetId(StringRef Name) {
-  std::optional<TargetSpan> T = findTargetId(Name);
-  if (!T || T->Begin != 0 || T->End != Name.size())
+  size_t End = gfxArchAt(Name, 0);
+  if (End == 0)
     return std::nullopt;
-  return T->Id;
+  std::optional<std::string> Id = targetIdFrom(Name, 0, End);
+  if (!Id || End != Name.size())
+    return std::nullopt;
+  return Id;
 }
 
 bool isSeparator(char C) { return C == '_' || C == '-' || C == '.'; }
@@ -150,378 +172,400 @@ std::string removeSpan(StringRef Name, size_t Begin, size_t End) {
   return (Pre + Post).str();
 }
 
-/// Name with the target ID Id removed where it is spelled; Name unchanged if
-/// it spells no target or another one.
+/// Name with the target ID Id removed where upstream's pattern finds it;
+/// Name unchanged if it spells no target or another one.
 std::string withoutTarget(StringRef Name, StringRef Id) {
-  std::optional<TargetSpan> T = findTargetId(Name);
-  if (!T || T->Id != Id)
+  std::optional<Span> S = searchGfxArch(Name);
+  if (!S)
     return Name.str();
-  return removeSpan(Name, T->Begin, T->End);
-}
-
-/// The longest processor of the core's table that Name starts with. MIOpen
-/// writes the compute-unit count (hex) right after the processor:
-/// "gfx942130" is gfx942 with 0x130 CUs, "gfx90a6e" gfx90a with 0x6e.
-std::optional<TargetSpan> knownProcessorPrefix(StringRef Name) {
-  if (!Name.starts_with("gfx"))
-    return std::nullopt;
-  size_t Run = 3;
-  while (Run < Name.size() && isAlnum(Name[Run]))
-    ++Run;
-  for (size_t Len = Run; Len > 3; --Len)
-    if (isKnownProcessor(Name.take_front(Len)))
-      return TargetSpan{0, Len, Name.take_front(Len).str()};
-  return std::nullopt;
-}
-
-/// Composable Kernel's sanitized target ID (":" -> "_", "+" -> "p",
-/// "-" -> "_"): "gfx950_xnackp" -> "gfx950:xnack+", "gfx942_srameccp_xnack_"
-/// -> "gfx942:sramecc+:xnack-".
-std::optional<std::string> unsanitizeTarget(StringRef Token) {
-  // Features follow the processor, each after a '_'; a feature's '-' is
-  // itself a '_' ("xnack_").
-  size_t Feature = Token.find('_');
-  std::string Text = Token.take_front(Feature).str();
-  StringRef Rest = Feature == StringRef::npos ? "" : Token.drop_front(Feature);
-  while (!Rest.empty()) {
-    Rest = Rest.drop_front(); // the '_' before a feature
-    size_t NameLen = Rest.starts_with("xnack")     ? 5
-                     : Rest.starts_with("sramecc") ? 7
-                                                   : 0;
-    if (NameLen == 0 || Rest.size() <= NameLen ||
-        (Rest[NameLen] != 'p' && Rest[NameLen] != '_'))
-      return std::nullopt;
-    Text += ":" + Rest.take_front(NameLen).str() +
-            (Rest[NameLen] == 'p' ? "+" : "-");
-    Rest = Rest.drop_front(NameLen + 1);
-    if (!Rest.empty() && Rest.front() != '_')
-      return std::nullopt;
-  }
-  if (!isKnownProcessor(Token.take_front(Feature)) &&
-      !looksLikeProcessor(Token.take_front(Feature)))
-    return std::nullopt;
-  std::optional<TargetId> Id = parseTargetId(Text);
-  if (!Id)
-    return std::nullopt;
-  return Id->str();
-}
-
-//===----------------------------------------------------------------------===//
-// Rules
-//===----------------------------------------------------------------------===//
-
-/// Where a rule reads the target ID.
-enum class TargetPlace {
-  /// The first directory below the anchor (after DirPrefix) is a target ID:
-  /// Tensile's per-target layout "library/gfx942/...", AOTriton.
-  DirBelowAnchor,
-  /// The first directory at any depth below the anchor that is a target ID
-  /// (hipKernelProvider's "arch_content/<producer>/gfx942/...").
-  AnyDirBelowAnchor,
-  /// A target ID in the file name (Tensile's flat layout).
-  FileName,
-  /// The file name starts with a processor of the core's table followed by
-  /// MIOpen's compute-unit count.
-  ProcessorPrefix,
-  /// The file name is Stem + Composable Kernel's sanitized target + suffix.
-  SanitizedName,
-  /// RocJitsu's translation domain directory, mapped by a fixed table.
-  TranslationDomain,
-};
-
-/// A file suffix a rule accepts and the entry kind it records.
-struct SuffixKind {
-  StringRef Suffix; ///< "" accepts any file
-  StringRef Kind;
-};
-
-/// How the "operation" metadata of AOTriton is derived.
-enum class Operation { None, DirsBelowTarget, FileStem };
-
-struct Rule {
-  /// Consecutive directory names where the database starts, anywhere in the
-  /// path ("rocblas/library"); empty: any directory.
-  StringRef Anchor;
-  /// The anchor must be the path's first directories.
-  bool AnchorAtRoot = false;
-  TargetPlace Place;
-  ArrayRef<SuffixKind> Suffixes;
-  /// DirBelowAnchor: the directory is DirPrefix + target ("amd-gfx942").
-  StringRef DirPrefix = "";
-  /// SanitizedName: the file name starts with one of these stems.
-  ArrayRef<StringRef> Stems = {};
-  /// Files this rule owns are moved by split but not packed by pack-db.
-  bool Packed = true;
-  Operation Op = Operation::None;
-};
-
-/// A rule's match before the key is built.
-struct RuleMatch {
-  std::string TargetId;
-  StringRef Kind;
-  /// The path below the anchor with the target removed: the key's tail.
-  std::string KeyTail;
-  std::string Operation;
-};
-
-/// The index of the first component of Anchor within Dirs, or npos.
-size_t findAnchor(ArrayRef<StringRef> Dirs, StringRef Anchor,
-                  bool AtRoot) {
-  SmallVector<StringRef, 4> A;
-  Anchor.split(A, '/');
-  if (Dirs.size() < A.size())
-    return StringRef::npos;
-  size_t Last = AtRoot ? 0 : Dirs.size() - A.size();
-  for (size_t I = 0; I <= Last; ++I)
-    if (std::equal(A.begin(), A.end(), Dirs.begin() + I))
-      return I;
-  return StringRef::npos;
-}
-
-std::optional<StringRef> suffixKind(const Rule &R, StringRef FileName) {
-  for (const SuffixKind &S : R.Suffixes)
-    if (S.Suffix.empty() ||
-        (FileName.size() > S.Suffix.size() && FileName.ends_with(S.Suffix)))
-      return S.Kind;
-  return std::nullopt;
+  size_t End = S->End;
+  std::optional<std::string> Found = targetIdFrom(Name, S->Begin, End);
+  if (!Found || *Found != Id)
+    return Name.str();
+  return removeSpan(Name, S->Begin, End);
 }
 
 std::string joinPath(ArrayRef<StringRef> Parts) { return join(Parts, "/"); }
 
-std::optional<RuleMatch> applyRule(const Rule &R, StringRef RelPath) {
-  SmallVector<StringRef, 8> Parts;
-  RelPath.split(Parts, '/');
-  if (any_of(Parts, [](StringRef P) { return P.empty(); }))
-    return std::nullopt;
-  StringRef FileName = Parts.back();
-  ArrayRef<StringRef> Dirs = ArrayRef(Parts).drop_back();
-  size_t Anchor = 0, AnchorLen = 0;
-  if (!R.Anchor.empty()) {
-    Anchor = findAnchor(Dirs, R.Anchor, R.AnchorAtRoot);
+/// The '/'-separated path below the first occurrence of Anchor in RelPath,
+/// from the component after the one the anchor ends in (upstream tests
+/// `anchor in path`, a substring).
+StringRef belowAnchor(StringRef RelPath, size_t AnchorPos, size_t AnchorLen) {
+  size_t Slash = RelPath.find('/', AnchorPos + AnchorLen);
+  return Slash == StringRef::npos ? RelPath.substr(RelPath.rfind('/') + 1)
+                                  : RelPath.substr(Slash + 1);
+}
+
+/// A match before the handler's name is put in front of the key.
+struct Found {
+  std::string Bundle;
+  std::string TargetId;
+  std::string KeyTail; ///< empty: not packed
+  StringRef Kind;
+  std::string Operation;
+};
+
+class UpstreamHandler : public DatabaseHandler {
+public:
+  explicit UpstreamHandler(StringRef Name) : HandlerName(Name) {}
+  StringRef name() const override { return HandlerName; }
+
+  std::optional<DatabaseFile> match(StringRef RelPath) const override {
+    if (RelPath.empty() || RelPath.starts_with("/") ||
+        RelPath.ends_with("/") || RelPath.contains("//"))
+      return std::nullopt;
+    std::optional<Found> M = detect(RelPath);
+    if (!M)
+      return std::nullopt;
+    DatabaseFile F;
+    F.Handler = this;
+    F.Bundle = M->Bundle;
+    F.Artifact = baseArch(M->Bundle);
+    F.TargetId = M->TargetId;
+    if (!M->KeyTail.empty() && !M->TargetId.empty())
+      F.Key = (HandlerName + "/" + M->TargetId + "/" + M->KeyTail).str();
+    F.Metadata.emplace_back("kind", M->Kind.str());
+    if (!M->Operation.empty())
+      F.Metadata.emplace_back("operation", M->Operation);
+    return F;
+  }
+
+protected:
+  virtual std::optional<Found> detect(StringRef RelPath) const = 0;
+
+private:
+  StringRef HandlerName;
+};
+
+// Tensile (rocBLAS, hipBLASLt, hipSPARSELt). Upstream: the path contains
+// "<lib>/library"; a ".co", ".hsaco" or ".dat" file whose name holds the
+// pattern is of that target (the flat layout); else a path holding
+// "/library/<arch>/" is of <arch>, whatever the file (the per-target layout:
+// fallback ".dat", TensileManifest.txt, ...).
+class TensileHandler final : public UpstreamHandler {
+public:
+  TensileHandler(StringRef Name, StringRef LibraryDir)
+      : UpstreamHandler(Name), LibraryDir(LibraryDir) {}
+
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    size_t Anchor = RelPath.find(LibraryDir);
     if (Anchor == StringRef::npos)
       return std::nullopt;
-    AnchorLen = R.Anchor.count('/') + 1;
-  }
-  // Everything below the anchor, file name last.
-  ArrayRef<StringRef> Below = ArrayRef(Parts).drop_front(Anchor + AnchorLen);
-  std::optional<StringRef> Kind = suffixKind(R, FileName);
-  if (!Kind)
-    return std::nullopt;
-
-  RuleMatch M;
-  M.Kind = *Kind;
-  // The target named inside the file name: the key is the path below the
-  // anchor with the target taken out of the name.
-  auto targetInFileName =
-      [&](std::optional<TargetSpan> T) -> std::optional<RuleMatch> {
-    if (!T)
-      return std::nullopt;
-    M.TargetId = T->Id;
-    SmallVector<StringRef, 8> Tail(Below.begin(), Below.end());
-    std::string File = removeSpan(FileName, T->Begin, T->End);
+    StringRef FileName = RelPath.substr(RelPath.rfind('/') + 1);
+    // Python's Path.suffix: none for ".co" alone or a name ending in '.'.
+    size_t Dot = FileName.rfind('.');
+    StringRef Suffix = Dot != StringRef::npos && Dot > 0 &&
+                               Dot + 1 < FileName.size()
+                           ? FileName.substr(Dot)
+                           : StringRef();
+    Found M;
+    M.Kind = Suffix == ".co" || Suffix == ".hsaco" ? "code-object"
+             : Suffix == ".dat"                    ? "index"
+                                                   : "data";
+    std::optional<Span> InName;
+    if (Suffix == ".co" || Suffix == ".hsaco" || Suffix == ".dat")
+      InName = searchGfxArch(FileName);
+    std::optional<Span> InDir;
+    if (!InName) {
+      // "/library/<arch>/": a directory that is the pattern, whole.
+      for (size_t Pos = RelPath.find("/library/"); Pos != StringRef::npos;
+           Pos = RelPath.find("/library/", Pos + 1)) {
+        size_t Begin = Pos + 9;
+        size_t Len = gfxArchAt(RelPath, Begin);
+        if (Len && Begin + Len < RelPath.size() && RelPath[Begin + Len] == '/') {
+          InDir = Span{Begin, Begin + Len};
+          break;
+        }
+      }
+      if (!InDir)
+        return std::nullopt;
+    }
+    if (InName) {
+      M.Bundle = FileName.slice(InName->Begin, InName->End).str();
+      size_t End = InName->End;
+      if (std::optional<std::string> Id =
+              targetIdFrom(FileName, InName->Begin, End))
+        M.TargetId = *Id;
+    } else {
+      M.Bundle = RelPath.slice(InDir->Begin, InDir->End).str();
+      if (std::optional<std::string> Id = wholeTargetId(M.Bundle))
+        M.TargetId = *Id;
+    }
+    // The key: the path below the library directory, without the target's
+    // own directory and without the target in the file name, so the flat
+    // and the per-target layout give the same key.
+    SmallVector<StringRef, 8> Tail;
+    belowAnchor(RelPath, Anchor, LibraryDir.size()).split(Tail, '/');
+    if (Tail.size() > 1 && !M.TargetId.empty()) {
+      std::optional<std::string> DirId = wholeTargetId(Tail.front());
+      if (DirId && *DirId == M.TargetId)
+        Tail.erase(Tail.begin());
+    }
+    std::string File = withoutTarget(Tail.back(), M.TargetId);
     Tail.back() = File;
     M.KeyTail = joinPath(Tail);
     return M;
-  };
-  switch (R.Place) {
-  case TargetPlace::DirBelowAnchor:
-  case TargetPlace::AnyDirBelowAnchor: {
-    size_t Limit = R.Place == TargetPlace::DirBelowAnchor
-                       ? std::min<size_t>(1, Below.size() - 1)
-                       : Below.size() - 1;
-    for (size_t I = 0; I < Limit; ++I) {
-      StringRef Dir = Below[I];
-      if (!Dir.consume_front(R.DirPrefix))
+  }
+
+private:
+  StringRef LibraryDir;
+};
+
+// AOTriton: the component after the first "aotriton.images" directory,
+// when it starts with "amd-gfx", is the bundle key without "amd-", family
+// names mapped to rocm-bootstrap's keys ("gfx11xx" -> "gfx11", "gfx120x" ->
+// "gfx12_0"); any file below it.
+class AotritonHandler final : public UpstreamHandler {
+public:
+  AotritonHandler() : UpstreamHandler("aotriton") {}
+
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    SmallVector<StringRef, 8> Parts;
+    RelPath.split(Parts, '/');
+    for (size_t I = 0; I + 1 < Parts.size(); ++I) {
+      if (Parts[I] != "aotriton.images")
         continue;
-      std::optional<std::string> Id = wholeTargetId(Dir);
-      if (!Id)
-        continue;
-      M.TargetId = *Id;
-      SmallVector<StringRef, 8> Tail(Below.begin(), Below.end());
-      Tail.erase(Tail.begin() + I);
-      std::string File = withoutTarget(FileName, *Id);
-      Tail.back() = File;
-      M.KeyTail = joinPath(Tail);
-      if (R.Op == Operation::DirsBelowTarget)
-        M.Operation = joinPath(Below.slice(I + 1, Below.size() - I - 2));
-      else if (R.Op == Operation::FileStem)
-        M.Operation = FileName.take_front(FileName.find('.')).str();
+      StringRef Dir = Parts[I + 1];
+      if (!Dir.consume_front("amd-") || !Dir.starts_with("gfx"))
+        return std::nullopt;
+      Found M;
+      M.Kind = "kernel-image";
+      M.Bundle = Dir == "gfx11xx"   ? "gfx11"
+                 : Dir == "gfx120x" ? "gfx12_0"
+                                    : Dir.str();
+      if (I + 2 >= Parts.size())
+        return M; // "aotriton.images/amd-gfx942" is the file itself
+      if (std::optional<std::string> Id = wholeTargetId(Dir))
+        M.TargetId = *Id;
+      ArrayRef<StringRef> Below = ArrayRef(Parts).drop_front(I + 2);
+      M.KeyTail = joinPath(Below);
+      M.Operation = joinPath(Below.drop_back());
       return M;
     }
     return std::nullopt;
   }
-  case TargetPlace::FileName: {
-    if (!R.Stems.empty() && none_of(R.Stems, [&](StringRef Stem) {
-          return FileName.starts_with(Stem);
-        }))
+};
+
+// MIOpen: its Composable Kernel plugins anywhere,
+// "(lib)MIOpenCK<word>_<arch>.so" or ".dll" (anything may follow: ".so.1"),
+// and below "miopen/db", ".kdb", ".model", ".db.txt" and ".fdb.txt" files
+// whose name holds one of upstream's processors (MIOpen writes the CU count
+// right after it: "gfx942130").
+class MIOpenHandler final : public UpstreamHandler {
+public:
+  MIOpenHandler() : UpstreamHandler("miopen") {}
+
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    StringRef FileName = RelPath.substr(RelPath.rfind('/') + 1);
+    if (std::optional<Found> M = ckPlugin(FileName))
+      return M;
+    size_t Anchor = RelPath.find("miopen/db");
+    if (Anchor == StringRef::npos)
       return std::nullopt;
-    return targetInFileName(findTargetId(FileName));
-  }
-  case TargetPlace::ProcessorPrefix:
-    return targetInFileName(knownProcessorPrefix(FileName));
-  case TargetPlace::SanitizedName: {
-    for (StringRef Stem : R.Stems) {
-      StringRef Name = FileName;
-      if (!Name.consume_front(Stem))
-        continue;
-      for (const SuffixKind &S : R.Suffixes) {
-        StringRef Token = Name;
-        if (!Token.consume_back(S.Suffix))
+    Found M;
+    M.Kind = FileName.ends_with(".kdb")       ? "kernel-db"
+             : FileName.ends_with(".model")   ? "model"
+             : FileName.ends_with(".fdb.txt") ? "find-db"
+             : FileName.ends_with(".db.txt")  ? "perf-db"
+                                              : "";
+    if (M.Kind.empty())
+      return std::nullopt;
+    // Upstream's list, tried in its order at each position.
+    static const StringRef Known[] = {
+        "90a",  "900",  "906",  "908",  "940",  "941",  "942",
+        "950",  "1010", "1030", "1100", "1101", "1102", "1150",
+        "1151", "1200", "1201", "1250-strict", "1250"};
+    for (size_t Pos = FileName.find("gfx"); Pos != StringRef::npos;
+         Pos = FileName.find("gfx", Pos + 1)) {
+      StringRef After = FileName.substr(Pos + 3);
+      for (StringRef K : Known) {
+        if (!After.starts_with(K))
           continue;
-        if (std::optional<std::string> Id = unsanitizeTarget(Token)) {
-          M.TargetId = *Id;
-          M.Kind = S.Kind;
-          return M;
-        }
-      }
-    }
-    return std::nullopt;
-  }
-  case TargetPlace::TranslationDomain: {
-    // <anchor>/<domain>/v1/<64 hex digits>.{man,obj}, nothing deeper.
-    static const std::pair<StringRef, StringRef> Domains[] = {
-        {"gfx1250-b0-a0", "gfx1250"}};
-    if (Below.size() != 3 || Below[1] != "v1")
-      return std::nullopt;
-    StringRef Hash = FileName.take_front(FileName.find('.'));
-    if (Hash.size() != 64 ||
-        !all_of(Hash, [](char C) { return isHexDigit(C) && !isUpper(C); }) ||
-        FileName.size() != 68)
-      return std::nullopt;
-    for (const auto &[Domain, Target] : Domains)
-      if (Below[0] == Domain) {
-        M.TargetId = Target.str();
-        M.KeyTail = joinPath(Below.drop_front());
+        size_t End = Pos + 3 + K.size();
+        M.Bundle = FileName.slice(Pos, End).str();
+        if (std::optional<TargetId> Id = parseTargetId(M.Bundle))
+          M.TargetId = Id->str();
+        SmallVector<StringRef, 8> Tail;
+        belowAnchor(RelPath, Anchor, 9).split(Tail, '/');
+        std::string File = removeSpan(FileName, Pos, End);
+        Tail.back() = File;
+        M.KeyTail = joinPath(Tail);
         return M;
       }
-    return std::nullopt;
-  }
-  }
-  return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
-// The handlers
-//===----------------------------------------------------------------------===//
-
-class RuleHandler final : public DatabaseHandler {
-public:
-  RuleHandler(StringRef Name, ArrayRef<Rule> Rules)
-      : HandlerName(Name), Rules(Rules) {}
-  StringRef name() const override { return HandlerName; }
-
-  std::optional<DatabaseFile> match(StringRef RelPath) const override {
-    for (const Rule &R : Rules) {
-      std::optional<RuleMatch> M = applyRule(R, RelPath);
-      if (!M)
-        continue;
-      DatabaseFile F;
-      F.Handler = this;
-      F.TargetId = M->TargetId;
-      if (R.Packed)
-        F.Key = (HandlerName + "/" + M->TargetId + "/" + M->KeyTail).str();
-      F.Metadata.emplace_back("kind", M->Kind.str());
-      if (!M->Operation.empty())
-        F.Metadata.emplace_back("operation", M->Operation);
-      return F;
     }
     return std::nullopt;
   }
 
 private:
-  StringRef HandlerName;
-  ArrayRef<Rule> Rules;
+  static std::optional<Found> ckPlugin(StringRef FileName) {
+    StringRef Name = FileName;
+    Name.consume_front("lib");
+    if (!Name.consume_front("MIOpenCK"))
+      return std::nullopt;
+    // \w+ then "_<arch>" then ".so" or ".dll": the last '_' that starts the
+    // pattern followed by one of the suffixes (the regex backtracks).
+    for (size_t U = Name.rfind('_'); U != StringRef::npos && U > 0;
+         U = Name.rfind('_', U - 1)) {
+      StringRef Word = Name.take_front(U);
+      if (!all_of(Word, [](char C) { return isAlnum(C) || C == '_'; }))
+        continue;
+      size_t Len = gfxArchAt(Name, U + 1);
+      if (!Len)
+        continue;
+      StringRef After = Name.substr(U + 1 + Len);
+      if (!After.starts_with(".so") && !After.starts_with(".dll"))
+        continue;
+      Found M;
+      M.Kind = "host-library";
+      M.Bundle = Name.substr(U + 1, Len).str();
+      size_t End = U + 1 + Len;
+      if (std::optional<std::string> Id = targetIdFrom(Name, U + 1, End))
+        M.TargetId = *Id;
+      return M; // a host library: not packed
+    }
+    return std::nullopt;
+  }
 };
 
-// Tensile (rocBLAS, hipBLASLt, hipSPARSELt): "<lib>/library/", either one
-// directory per target (every file below it belongs to the target) or flat
-// with the target in the names of code objects and index files.
-const SuffixKind TensileAnyFile[] = {{".co", "code-object"},
-                                     {".hsaco", "code-object"},
-                                     {".dat", "index"},
-                                     {"", "data"}};
-const SuffixKind TensileFlat[] = {{".co", "code-object"},
-                                  {".hsaco", "code-object"},
-                                  {".dat", "index"}};
-#define TENSILE_RULES(Lib)                                                     \
-  const Rule Lib##Rules[] = {                                                  \
-      {#Lib "/library", false, TargetPlace::DirBelowAnchor, TensileAnyFile},   \
-      {#Lib "/library", false, TargetPlace::FileName, TensileFlat},            \
-  };
-TENSILE_RULES(rocblas)
-TENSILE_RULES(hipblaslt)
-TENSILE_RULES(hipsparselt)
-#undef TENSILE_RULES
+// Composable Kernel: "(lib)device_conv_operations_<arch>[_strict]" then any
+// of "_xnack" / "_sramecc" with 'p' or '_', then ".a" or ".lib", the whole
+// name; the bundle key is the bare processor ("_strict" read "-strict").
+class ComposableKernelHandler final : public UpstreamHandler {
+public:
+  ComposableKernelHandler() : UpstreamHandler("composablekernel") {}
 
-// AOTriton: "aotriton.images/amd-<target>/<family>/<operation>/<image>"
-// (current) and "aotriton/kernels/<target>/<operation>.hsaco" (seed 000).
-const SuffixKind AnyKernelImage[] = {{"", "kernel-image"}};
-const Rule AotritonRules[] = {
-    {"aotriton.images", false, TargetPlace::DirBelowAnchor, AnyKernelImage,
-     "amd-", {}, true, Operation::DirsBelowTarget},
-    {"aotriton/kernels", false, TargetPlace::DirBelowAnchor, AnyKernelImage,
-     "", {}, true, Operation::FileStem},
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    StringRef Name = RelPath.substr(RelPath.rfind('/') + 1);
+    Name.consume_front("lib");
+    if (!Name.consume_front("device_conv_operations_"))
+      return std::nullopt;
+    StringRef Token;
+    if (Name.ends_with(".a"))
+      Token = Name.drop_back(2);
+    else if (Name.ends_with(".lib"))
+      Token = Name.drop_back(4);
+    else
+      return std::nullopt;
+    if (!Token.starts_with("gfx"))
+      return std::nullopt;
+    size_t I = 3, Digits = 3;
+    while (I < Token.size() && isDigit(Token[I]))
+      ++I;
+    if (I == Digits)
+      return std::nullopt;
+    while (I < Token.size() && isLowerAlpha(Token[I]))
+      ++I;
+    std::string Processor = Token.take_front(I).str();
+    if (Token.substr(I).starts_with("_strict")) {
+      Processor += "-strict";
+      I += 7;
+    }
+    std::string Text = Processor;
+    while (I < Token.size()) {
+      StringRef Rest = Token.substr(I);
+      size_t NameLen = Rest.starts_with("_xnack")     ? 6
+                       : Rest.starts_with("_sramecc") ? 8
+                                                      : 0;
+      if (NameLen == 0 || Rest.size() <= NameLen ||
+          (Rest[NameLen] != 'p' && Rest[NameLen] != '_'))
+        return std::nullopt;
+      Text += ":" + Rest.slice(1, NameLen).str() +
+              (Rest[NameLen] == 'p' ? "+" : "-");
+      I += NameLen + 1;
+    }
+    Found M;
+    M.Kind = "host-archive";
+    M.Bundle = Processor;
+    if (std::optional<TargetId> Id = parseTargetId(Text))
+      M.TargetId = Id->str();
+    return M; // a host archive: not packed
+  }
 };
 
-// MIOpen: "miopen/db/<processor><CUs>.<kind>" and its Composable Kernel
-// plugins, host libraries named for their target.
-const SuffixKind MIOpenDb[] = {{".kdb", "kernel-db"},
-                               {".fdb.txt", "find-db"},
-                               {".db.txt", "perf-db"},
-                               {".model", "model"}};
-const SuffixKind CkPlugin[] = {{".so", "host-library"},
-                               {".dll", "host-library"}};
-const StringRef CkPluginStems[] = {"libMIOpenCK", "MIOpenCK"};
-const Rule MIOpenRules[] = {
-    {"miopen/db", false, TargetPlace::ProcessorPrefix, MIOpenDb},
-    {"", false, TargetPlace::FileName, CkPlugin, "", CkPluginStems,
-     /*Packed=*/false},
+// hipKernelProvider: the first "arch_content" or "test_arch_content"
+// component right below an "engines" one (not the first component); the
+// first directory below it, at any depth, that is upstream's pattern whole
+// is the bundle key.
+class HipKernelProviderHandler final : public UpstreamHandler {
+public:
+  HipKernelProviderHandler() : UpstreamHandler("hipkernelprovider") {}
+
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    SmallVector<StringRef, 8> Parts;
+    RelPath.split(Parts, '/');
+    size_t Root = 0;
+    for (size_t I = 1; I < Parts.size() && !Root; ++I)
+      if ((Parts[I] == "arch_content" || Parts[I] == "test_arch_content") &&
+          Parts[I - 1] == "engines")
+        Root = I;
+    if (!Root)
+      return std::nullopt;
+    for (size_t I = Root + 1; I + 1 < Parts.size(); ++I) {
+      if (!fullmatchGfxArch(Parts[I]))
+        continue;
+      Found M;
+      M.Kind = "content";
+      M.Bundle = Parts[I].str();
+      if (std::optional<std::string> Id = wholeTargetId(Parts[I]))
+        M.TargetId = *Id;
+      SmallVector<StringRef, 8> Tail(Parts.begin() + Root + 1, Parts.end());
+      Tail.erase(Tail.begin() + (I - Root - 1));
+      M.KeyTail = joinPath(Tail);
+      return M;
+    }
+    return std::nullopt;
+  }
 };
 
-// Composable Kernel: one static archive per target,
-// "libdevice_conv_operations_<sanitized target>.a".
-const SuffixKind CkArchive[] = {{".a", "host-archive"},
-                                {".lib", "host-archive"}};
-const StringRef CkArchiveStems[] = {"libdevice_conv_operations_",
-                                    "device_conv_operations_"};
-const Rule ComposableKernelRules[] = {
-    {"", false, TargetPlace::SanitizedName, CkArchive, "", CkArchiveStems,
-     /*Packed=*/false},
+// RocJitsu's translations (rccl): exactly
+// "share/rocjitsu/translations/<domain>/v1/<64 lowercase hex>.{man,obj}",
+// the domain mapped by a fixed table ("gfx1250-b0-a0" -> "gfx1250").
+class HotswapCacheHandler final : public UpstreamHandler {
+public:
+  HotswapCacheHandler() : UpstreamHandler("hotswap_cache") {}
+
+protected:
+  std::optional<Found> detect(StringRef RelPath) const override {
+    SmallVector<StringRef, 8> Parts;
+    RelPath.split(Parts, '/');
+    if (Parts.size() != 6 || Parts[0] != "share" || Parts[1] != "rocjitsu" ||
+        Parts[2] != "translations" || Parts[4] != "v1")
+      return std::nullopt;
+    StringRef File = Parts[5];
+    StringRef Hash = File.take_front(64);
+    StringRef Ext = File.drop_front(64);
+    if (Hash.size() != 64 ||
+        !all_of(Hash, [](char C) { return isHexDigit(C) && !isUpper(C); }) ||
+        (Ext != ".man" && Ext != ".obj"))
+      return std::nullopt;
+    if (Parts[3] != "gfx1250-b0-a0")
+      return std::nullopt;
+    Found M;
+    M.Kind = Ext == ".man" ? "translation-manifest" : "translation";
+    M.Bundle = "gfx1250";
+    M.TargetId = "gfx1250";
+    M.KeyTail = joinPath(ArrayRef(Parts).drop_front(4));
+    return M;
+  }
 };
 
-// hipKernelProvider: "engines/arch_content/[<producer>/...]<target>/..."
-// and the same under "engines/test_arch_content".
-const SuffixKind AnyContent[] = {{"", "content"}};
-const Rule HipKernelProviderRules[] = {
-    {"engines/arch_content", false, TargetPlace::AnyDirBelowAnchor,
-     AnyContent},
-    {"engines/test_arch_content", false, TargetPlace::AnyDirBelowAnchor,
-     AnyContent},
-};
-
-// RocJitsu's ahead-of-time translations (rccl):
-// "share/rocjitsu/translations/<domain>/v1/<sha256>.{man,obj}".
-const SuffixKind Translations[] = {{".man", "translation-manifest"},
-                                   {".obj", "translation"}};
-const Rule HotswapCacheRules[] = {
-    {"share/rocjitsu/translations", true, TargetPlace::TranslationDomain,
-     Translations},
-};
-
-const RuleHandler RocBLAS("rocblas", rocblasRules);
-const RuleHandler HipBLASLt("hipblaslt", hipblasltRules);
-const RuleHandler HipSPARSELt("hipsparselt", hipsparseltRules);
-const RuleHandler Aotriton("aotriton", AotritonRules);
-const RuleHandler MIOpen("miopen", MIOpenRules);
-const RuleHandler ComposableKernel("composablekernel", ComposableKernelRules);
-const RuleHandler HipKernelProvider("hipkernelprovider",
-                                    HipKernelProviderRules);
-const RuleHandler HotswapCache("hotswap_cache", HotswapCacheRules);
+const TensileHandler RocBLAS("rocblas", "rocblas/library");
+const TensileHandler HipBLASLt("hipblaslt", "hipblaslt/library");
+const TensileHandler HipSPARSELt("hipsparselt", "hipsparselt/library");
+const AotritonHandler Aotriton;
+const MIOpenHandler MIOpen;
+const ComposableKernelHandler ComposableKernel;
+const HipKernelProviderHandler HipKernelProvider;
+const HotswapCacheHandler HotswapCache;
 
 const DatabaseHandler *const AllHandlers[] = {
-    &RocBLAS,          &HipBLASLt,         &HipSPARSELt,
-    &Aotriton,         &MIOpen,            &ComposableKernel,
-    &HipKernelProvider, &HotswapCache};
+    &RocBLAS,           &HipBLASLt,   &HipSPARSELt,     &Aotriton, &MIOpen,
+    &ComposableKernel, &HipKernelProvider, &HotswapCache};
 
 } // namespace
 
@@ -558,7 +602,23 @@ kpack::matchDatabaseFile(ArrayRef<const DatabaseHandler *> Handlers,
 }
 
 std::optional<std::string> kpack::targetIdInName(StringRef Name) {
-  if (std::optional<TargetSpan> T = findTargetId(Name))
-    return T->Id;
-  return std::nullopt;
+  std::optional<Span> S = searchGfxArch(Name);
+  if (!S)
+    return std::nullopt;
+  size_t End = S->End;
+  return targetIdFrom(Name, S->Begin, End);
+}
+
+std::string kpack::baseArch(StringRef Arch) {
+  // "-xnack" and "-sramecc" read as ":xnack", ":sramecc", then everything
+  // from the first ':' dropped.
+  std::string Out;
+  for (size_t I = 0; I < Arch.size(); ++I) {
+    StringRef Rest = Arch.substr(I);
+    if (Rest.starts_with("-xnack") || Rest.starts_with("-sramecc") ||
+        Rest.front() == ':')
+      break;
+    Out += Arch[I];
+  }
+  return Out;
 }

@@ -41,32 +41,15 @@
 using namespace llvm;
 using namespace kpack;
 
-bool kpack::gpuTargetSelected(StringRef TargetId,
+bool kpack::gpuTargetSelected(StringRef Arch,
                               ArrayRef<std::string> GpuTargets) {
   if (GpuTargets.empty())
     return true;
-  std::optional<kpack::TargetId> T = parseTargetId(TargetId.str());
-  if (!T)
-    return false;
-  for (const std::string &G : GpuTargets) {
-    std::optional<kpack::TargetId> Want = parseTargetId(G);
-    if (!Want)
-      continue;
-    if (T->Processor == Want->Processor) {
-      // A feature the listed target states must not be contradicted.
-      auto Agrees = [](FeatureState Listed, FeatureState Have) {
-        return Listed == FeatureState::Any || Have == FeatureState::Any ||
-               Listed == Have;
-      };
-      if (Agrees(Want->Sramecc, T->Sramecc) && Agrees(Want->Xnack, T->Xnack))
-        return true;
-      continue;
-    }
-    if (isGenericProcessor(T->Processor) &&
-        genericProcessorFor(Want->Processor) == T->Processor)
-      return true;
-  }
-  return false;
+  // Upstream's rule: the bare names compared, features dropped on both
+  // sides; a generic or strict processor is a name of its own.
+  std::string Bare = baseArch(stripTargetTriple(Arch.str()));
+  return any_of(GpuTargets,
+                [&](const std::string &G) { return baseArch(G) == Bare; });
 }
 
 Expected<std::vector<BatchArtifact>>
@@ -266,8 +249,10 @@ Error Splitter::listInputs() {
       continue;
     if (std::optional<DatabaseFile> DB =
             matchDatabaseFile(Opts.DatabaseHandlers, F.Entry.RelPath)) {
+      // The base-arch artifact, as upstream's splitter files database
+      // files ("gfx90a-xnack+" -> <component>_gfx90a).
       F.Handler = DB->Handler;
-      F.TargetId = DB->TargetId;
+      F.TargetId = DB->Artifact;
       F.R = gpuTargetSelected(F.TargetId, Opts.GpuTargets) ? Role::Database
                                                            : Role::Dropped;
       continue;

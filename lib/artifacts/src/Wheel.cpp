@@ -20,10 +20,6 @@ namespace {
 
 constexpr uint64_t MaxDistInfoFileSize = uint64_t(64) << 20;
 
-std::string quoted(StringRef S) {
-  return quoteInput(std::string_view(S.data(), S.size()));
-}
-
 bool isNameSeparator(char C) { return C == '-' || C == '_' || C == '.'; }
 
 } // namespace
@@ -165,7 +161,7 @@ Expected<WheelHeaderFile> WheelHeaderFile::parse(StringRef Text,
             return !isPrint(C) || C == ' ';
           }))
         return makeError(What + ": line " + Twine(LineNo) +
-                         " is not a 'Field: value' header: " + quoted(Line));
+                         " is not a 'Field: value' header: " + quoteInput(Line));
       F.Headers.push_back({Field.str(),
                            Line.drop_front(Colon + 1).ltrim(" \t").str(),
                            Raw.str()});
@@ -432,7 +428,7 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
   if (!WheelVersion)
     return Fail("WHEEL has no Wheel-Version");
   if (StringRef(*WheelVersion).split('.').first.trim() != "1")
-    return Fail("unsupported Wheel-Version " + quoted(*WheelVersion) +
+    return Fail("unsupported Wheel-Version " + quoteInput(*WheelVersion) +
                 " (1.x is supported)");
   W.RootIsPurelib = StringRef(W.Wheel.get("Root-Is-Purelib").value_or(""))
                         .trim()
@@ -454,10 +450,10 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
   W.Version = StringRef(*Version).trim().str();
   if (normalizeDistributionName(W.ProjectName) !=
       normalizeDistributionName(W.Name.Distribution))
-    return Fail("METADATA names project " + quoted(W.ProjectName) +
+    return Fail("METADATA names project " + quoteInput(W.ProjectName) +
                 ", the file name '" + W.Name.Distribution + "'");
   if (W.Version != W.Name.Version)
-    return Fail("METADATA has version " + quoted(W.Version) +
+    return Fail("METADATA has version " + quoteInput(W.Version) +
                 ", the file name '" + W.Name.Version + "'");
 
   Expected<std::string> RecordText = ReadText("RECORD");
@@ -472,11 +468,11 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
       continue;
     std::string P = R.Path;
     if (!W.Record.try_emplace(P, std::move(R)).second)
-      return Fail("RECORD lists " + quoted(P) + " twice");
+      return Fail("RECORD lists " + quoteInput(P) + " twice");
   }
   for (const ZipEntry &E : W.Zip->entries())
     if (!E.isDirectory() && !W.isRecordFile(E.Name) && !W.Record.count(E.Name))
-      return Fail("RECORD does not list " + quoted(E.Name));
+      return Fail("RECORD does not list " + quoteInput(E.Name));
   std::vector<std::string> Missing;
   for (const auto &R : W.Record) {
     const ZipEntry *E = W.Zip->find(R.getKey());
@@ -485,7 +481,7 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
   }
   if (!Missing.empty()) {
     llvm::sort(Missing);
-    return Fail("RECORD lists " + quoted(Missing.front()) +
+    return Fail("RECORD lists " + quoteInput(Missing.front()) +
                 ", which the wheel does not contain");
   }
   return W;
@@ -517,18 +513,18 @@ WheelFile::readVerified(const ZipEntry &E,
     return Got;
   const RecordEntry &Want = It->second;
   auto Fail = [&](const Twine &Msg) {
-    return makeError("'" + Path + "': " + quoted(E.Name) + ": " + Msg);
+    return makeError("'" + Path + "': " + quoteInput(E.Name) + ": " + Msg);
   };
   if (!Want.Hash.empty()) {
     if (!StringRef(Want.Hash).starts_with("sha256="))
-      return Fail("RECORD hash " + quoted(Want.Hash) +
+      return Fail("RECORD hash " + quoteInput(Want.Hash) +
                   " is not sha256 (the only algorithm checked here)");
     if (Want.Hash != Got.Hash)
       return Fail("contents do not match RECORD (computed " + Got.Hash +
-                  ", RECORD says " + quoted(Want.Hash) + ")");
+                  ", RECORD says " + quoteInput(Want.Hash) + ")");
   }
   if (!Want.Size.empty() && Want.Size != Got.Size)
     return Fail("size " + Got.Size + " does not match RECORD (" +
-                quoted(Want.Size) + ")");
+                quoteInput(Want.Size) + ")");
   return Got;
 }

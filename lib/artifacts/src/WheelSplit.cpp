@@ -11,6 +11,7 @@
 
 #include "kpack/WheelSplit.h"
 
+#include "kpack/AtomicFile.h"
 #include "kpack/BundleKeys.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/LLVMError.h"
@@ -42,10 +43,6 @@ using namespace llvm;
 using namespace kpack;
 
 namespace {
-
-std::string quoted(StringRef S) {
-  return quoteInput(std::string_view(S.data(), S.size()));
-}
 
 /// The outputs of one split: everything is written into a staging
 /// directory inside the output directory (scratch files too, unless
@@ -279,7 +276,7 @@ private:
 Expected<std::string> canonicalTarget(StringRef Text, const Twine &Where) {
   std::optional<TargetId> T = parseTargetId(Text.str());
   if (!T)
-    return makeError(Where + ": " + quoted(Text) + " is not a target ID");
+    return makeError(Where + ": " + quoteInput(Text) + " is not a target ID");
   return T->str();
 }
 
@@ -368,7 +365,7 @@ public:
     StringSet<> Seen;
     for (const OutEntry &O : Entries)
       if (!Seen.insert(O.Name).second)
-        return makeError("'" + Path + "' would hold " + quoted(O.Name) +
+        return makeError("'" + Path + "' would hold " + quoteInput(O.Name) +
                          " twice");
     // Names are unique, so the order is total.
     llvm::sort(Entries, [&](const OutEntry &A, const OutEntry &B) {
@@ -413,10 +410,9 @@ public:
   }
 
   Expected<WrittenWheel> commit(std::string BundleKey) {
-    uint64_t Size = Zip->size();
     if (Error E = Zip->commit())
       return E;
-    return WrittenWheel{Path, std::move(BundleKey), Size, Files};
+    return WrittenWheel{Path, std::move(BundleKey), Zip->size(), Files};
   }
 
 private:
@@ -608,7 +604,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
           ? normalizeDistributionName(Name) + "-device"
           : Opts.DevicePackagePrefix;
   if (!isValidDistributionName(Prefix))
-    return makeError("--device-package-prefix: " + quoted(Prefix) +
+    return makeError("--device-package-prefix: " + quoteInput(Prefix) +
                      " is not a valid distribution name");
 
   // The overlay root: given, or top_level.txt's one name.
@@ -633,13 +629,13 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   if (llvm::none_of(Zip.entries(), [&](const ZipEntry &E) {
         return StringRef(E.Name).starts_with(OverlayDir);
       }))
-    return Fail("overlay root " + quoted(OverlayDir) +
+    return Fail("overlay root " + quoteInput(OverlayDir) +
                 " does not exist in the wheel");
 
   // A wheel split before has archives under .kpack/ or device extras.
   for (const ZipEntry &E : Zip.entries())
     if (StringRef(E.Name).starts_with(OverlayDir + ".kpack/"))
-      return Fail("already split: it holds " + quoted(E.Name));
+      return Fail("already split: it holds " + quoteInput(E.Name));
   for (const std::string &X : W.metadata().getAll("Provides-Extra"))
     if (StringRef(X).trim() == "device-all")
       return Fail("already split: METADATA provides the extra 'device-all'");
@@ -698,8 +694,8 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
         if (!Key && T && !Requested.empty() && !Requested.count(T->str()))
           Key = std::string(DroppedKey); // of an unselected target
         if (!Key)
-          return Fail("database file " + quoted(E.Name) + ": no device "
-                      "wheel for target " + quoted(DB->TargetId) +
+          return Fail("database file " + quoteInput(E.Name) + ": no device "
+                      "wheel for target " + quoteInput(DB->TargetId) +
                       " (bundles: " + knownBundleKeys() +
                       "); leave it out with --targets");
         It.DatabaseKey = *Key;
@@ -723,7 +719,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     if (*IsElf) {
       Expected<FatHostBinary> Bin = FatHostBinary::open(Extracted);
       if (!Bin)
-        return Fail(quoted(E.Name) + ": " + toString(Bin.takeError()));
+        return Fail(quoteInput(E.Name) + ": " + toString(Bin.takeError()));
       if (Bin->isConvertible() && It.Rel.empty()) {
         Result.FatOutsideOverlay.push_back(E.Name);
         sys::fs::remove(Extracted);
@@ -739,7 +735,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Items.push_back(std::move(It));
   }
   if (Bins.empty())
-    return Fail("no fat binaries found under " + quoted(OverlayDir));
+    return Fail("no fat binaries found under " + quoteInput(OverlayDir));
 
   // The code objects, and the targets the wheel holds.
   std::vector<std::vector<CodeObjectRef>> Objects;
@@ -747,13 +743,13 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   for (size_t B = 0; B < Bins.size(); ++B) {
     Expected<std::vector<CodeObjectRef>> Objs = Bins[B].codeObjects();
     if (!Objs)
-      return Fail(quoted(Items[BinItem[B]].E->Name) + ": " +
+      return Fail(quoteInput(Items[BinItem[B]].E->Name) + ": " +
                   toString(Objs.takeError()));
     for (const CodeObjectRef &C : *Objs) {
       if (!bundleKeyFor(C.TargetId) &&
           (Requested.empty() || Requested.count(C.TargetId)))
-        return Fail(quoted(Items[BinItem[B]].E->Name) +
-                    ": no device wheel for target " + quoted(C.TargetId) +
+        return Fail(quoteInput(Items[BinItem[B]].E->Name) +
+                    ": no device wheel for target " + quoteInput(C.TargetId) +
                     " (bundles: " + knownBundleKeys() +
                     "); leave it out with --targets");
       Found.insert(C.TargetId);
@@ -765,7 +761,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       Found.insert(It.DatabaseTarget);
   for (const std::string &T : Requested)
     if (!Found.count(T))
-      return Fail("no code object or database file for target " + quoted(T) +
+      return Fail("no code object or database file for target " + quoteInput(T) +
                   " (the wheel has: " +
                   join(std::vector<std::string>(Found.begin(), Found.end()),
                        ", ") +
@@ -866,7 +862,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
         return Meta.takeError();
       Expected<std::vector<uint8_t>> Image = Bin.rewrite(*Meta);
       if (!Image)
-        return Fail(quoted(E.Name) + ": " + toString(Image.takeError()));
+        return Fail(quoteInput(E.Name) + ": " + toString(Image.takeError()));
       Host.addBytes(E.Name, std::move(*Image), E.Method,
                     zipFileMode(E.unixMode()));
       ++Result.ConvertedBinaries;
@@ -1079,7 +1075,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
   auto Claim = [&](const std::string &Name, StringRef Wheel) -> Error {
     auto [It, New] = Owner.try_emplace(Name, Wheel.str());
     if (!New)
-      return makeError(quoted(Name) + " is in both '" + It->second +
+      return makeError(quoteInput(Name) + " is in both '" + It->second +
                        "' and '" + Wheel + "'");
     return Error::success();
   };
@@ -1107,8 +1103,8 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     };
     std::string DevNorm = normalizeDistributionName(D->projectName());
     if (DevNorm == normalizeDistributionName(H.projectName()))
-      return Fail("not a device wheel of " + quoted(H.projectName()) +
-                  " (its distribution is " + quoted(D->projectName()) + ")");
+      return Fail("not a device wheel of " + quoteInput(H.projectName()) +
+                  " (its distribution is " + quoteInput(D->projectName()) + ")");
     bool Pinned = false;
     for (const std::string &Req : D->metadata().getAll("Requires-Dist"))
       if (auto Pin = pinnedRequirement(Req))
@@ -1117,8 +1113,8 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
             Pin->second == H.version())
           Pinned = true;
     if (!Pinned)
-      return Fail("does not require " + quoted(H.projectName()) + "==" +
-                  quoted(H.version()) + " (split from another version?)");
+      return Fail("does not require " + quoteInput(H.projectName()) + "==" +
+                  quoteInput(H.version()) + " (split from another version?)");
     if (D->name().tags() != H.name().tags())
       return Fail("tags " + D->name().tags() + " differ from the host "
                   "wheel's " + H.name().tags());

@@ -19,14 +19,14 @@ struct SchemeOption {
 const SchemeOption SchemeOptions[] = {
     {"none", ArchiveCompression::None, "code objects stored as they are"},
     {"zstd", ArchiveCompression::ZstdPerKernel,
-     "one zstd frame per code object, level 3 (zstd-per-kernel; the default)"},
+     "one zstd frame per code object (zstd-per-kernel; the default)"},
     {"zstd-long", ArchiveCompression::ZstdPerKernelLong,
-     "release grade, read by upstream too: zstd-per-kernel at level 19, "
-     "window over the whole code object (up to 128 MiB), long matches"},
+     "release grade, read by upstream too: zstd-per-kernel with a window "
+     "over the whole code object (up to 128 MiB), long matches"},
     {"zstd-shared", ArchiveCompression::ZstdSharedSegments,
      "each code object against the content it shares with others, stored "
-     "once (zstd-shared-segments, level 9; archive version 2, which upstream "
-     "readers refuse)"},
+     "once (zstd-shared-segments; archive version 2, which upstream readers "
+     "refuse)"},
 };
 
 } // namespace
@@ -80,9 +80,33 @@ const char *CompressionSettings::optionHelp() {
   return Help.c_str();
 }
 
+const char *CompressionSettings::levelHelp() {
+  static const std::string Help =
+      "zstd level (default: " +
+      std::to_string(defaultZstdLevel(ArchiveCompression::ZstdPerKernel)) +
+      ", zstd-long " +
+      std::to_string(defaultZstdLevel(ArchiveCompression::ZstdPerKernelLong)) +
+      ", zstd-shared " +
+      std::to_string(
+          defaultZstdLevel(ArchiveCompression::ZstdSharedSegments)) +
+      ")";
+  return Help.c_str();
+}
+
 cl::ValuesClass CompressionSettings::optionValues() {
+  // Each scheme's help with its default level, from defaultZstdLevel().
+  static const std::vector<std::string> Helps = [] {
+    std::vector<std::string> H;
+    for (const SchemeOption &O : SchemeOptions) {
+      int Level = defaultZstdLevel(O.Scheme);
+      H.push_back(std::string(O.Help) +
+                  (Level ? ", level " + std::to_string(Level) : ""));
+    }
+    return H;
+  }();
   auto Value = [](const SchemeOption &O) {
-    return cl::OptionEnumValue{O.Name, static_cast<int>(O.Scheme), O.Help};
+    return cl::OptionEnumValue{O.Name, static_cast<int>(O.Scheme),
+                               Helps[&O - SchemeOptions]};
   };
   static_assert(std::size(SchemeOptions) == 4, "list every scheme below");
   return cl::ValuesClass({Value(SchemeOptions[0]), Value(SchemeOptions[1]),

@@ -96,13 +96,13 @@ int kpack::defaultZstdLevel(ArchiveCompression C) {
   case ArchiveCompression::None:
     return 0;
   case ArchiveCompression::ZstdPerKernel:
-    return 3;
+    return DefaultZstdLevel;
   case ArchiveCompression::ZstdPerKernelLong:
-    return 19;
+    return ReleaseZstdLevel;
   case ArchiveCompression::ZstdSharedSegments:
-    return 9;
+    return SharedSegmentsZstdLevel;
   }
-  return 3;
+  return DefaultZstdLevel;
 }
 
 //===----------------------------------------------------------------------===//
@@ -179,7 +179,7 @@ ArchiveWriter::ArchiveWriter(ArchiveWriterOptions O) : Opts(std::move(O)) {}
 
 Status ArchiveWriter::addEntry(const std::string &Key, const std::string &Arch,
                                EntrySource Source,
-                               ArchiveEntryMetadata Metadata) {
+                               EntryMetadata Metadata) {
   if (Key.empty())
     return Status::error("archive entry with an empty key");
   if (Arch.empty())
@@ -200,7 +200,7 @@ namespace {
 
 /// How one frame is compressed.
 struct FrameParams {
-  int Level = 3;
+  int Level = DefaultZstdLevel;
   /// Window over the whole input (prefix included) and long-distance
   /// matching; otherwise the level's defaults, as upstream's writer.
   bool Long = false;
@@ -520,12 +520,27 @@ ArchiveWriter::writeArchives(std::vector<Job> &Jobs,
     size_t N = End - Begin;
     std::vector<Item> Items(N);
     std::atomic<size_t> Next{0};
+    // The threads take the largest entries first, so that the batch does
+    // not end with one thread compressing a large entry while the others
+    // wait (bench/therock/schedule.py); results still go out in order.
+    std::vector<size_t> Pick(N);
+    for (size_t I = 0; I < N; ++I)
+      Pick[I] = I;
+    std::sort(Pick.begin(), Pick.end(), [&](size_t A, size_t B) {
+      auto Hint = [&](size_t I) {
+        const auto &[J, EI] = Sequence[Begin + I];
+        return Jobs[J].Writer->Entries[EI].Source.sizeHint();
+      };
+      uint64_t HA = Hint(A), HB = Hint(B);
+      return HA != HB ? HA > HB : A < B;
+    });
     // Reads (and compresses) in parallel; nothing here depends on timing:
     // the blob index consulted is the one of the previous batches.
     auto Work = [&] {
       ZSTD_CCtx *Ctx = nullptr;
       std::vector<uint8_t> Buf, Scratch, Prefix;
-      for (size_t I; (I = Next.fetch_add(1)) < N;) {
+      for (size_t K; (K = Next.fetch_add(1)) < N;) {
+        size_t I = Pick[K];
         Item &It = Items[I];
         Output &O = *Outs[Sequence[Begin + I].first];
         const Entry &E = O.W->Entries[Sequence[Begin + I].second];

@@ -55,23 +55,25 @@ TEST(TargetIdInName, PlainProcessors) {
   EXPECT_EQ(target("TensileLibrary_gfx1300.co"), "gfx1300");
 }
 
-TEST(TargetIdInName, NoTargetInUnrelatedWords) {
+// The target ID is read where upstream's pattern first matches: anywhere in
+// the name, inside words too; none if that is no target ID.
+TEST(TargetIdInName, WhereUpstreamsPatternMatches) {
   EXPECT_EQ(target("TensileLibrary.dat"), "<none>");
-  EXPECT_EQ(target("gfx9_notes.txt"), "<none>");    // no such processor
-  EXPECT_EQ(target("libgfx942tools.so"), "<none>"); // inside a word
-  EXPECT_EQ(target("mygfx942.co"), "<none>");
-  EXPECT_EQ(target("gfx942Kernels.co"), "<none>");
+  EXPECT_EQ(target("gfx9_notes.txt"), "<none>"); // no such processor
+  EXPECT_EQ(target("libgfx942tools.so"), "<none>"); // "gfx942tools"
+  EXPECT_EQ(target("mygfx942.co"), "gfx942");
+  EXPECT_EQ(target("gfx942Kernels.co"), "gfx942");
   EXPECT_EQ(target("amd-gfx11xx"), "<none>"); // AOTriton's family names
   EXPECT_EQ(target("gfx120x"), "<none>");
-  EXPECT_EQ(target("gfx942130.db.txt"), "<none>"); // MIOpen's own rule
   // Not target IDs: the processor takes no xnack, unknown feature.
   EXPECT_EQ(target("k_gfx1100-xnack+.co"), "<none>");
   EXPECT_EQ(target("gfx11-generic:xnack+"), "<none>");
-  // Longer names than the core's parser knows: not gfx1250.
-  EXPECT_EQ(target("k_gfx1250-strict.co"), "<none>");
-  EXPECT_EQ(target("gfx1250-b0-a0"), "<none>");
-  // The first valid one counts.
-  EXPECT_EQ(target("a_gfx9_b_gfx942.co"), "gfx942");
+  // A strict processor is a target of its own.
+  EXPECT_EQ(target("k_gfx1250-strict.co"), "gfx1250-strict");
+  EXPECT_EQ(target("k_gfx1250-strict-xnack+.co"), "gfx1250-strict:xnack+");
+  EXPECT_EQ(target("gfx1250-b0-a0"), "gfx1250");
+  // The first match counts, a target ID or not.
+  EXPECT_EQ(target("a_gfx9_b_gfx942.co"), "<none>");
 }
 
 /// "<target> <key> <metadata...>" for RelPath under the named handler, or
@@ -141,8 +143,9 @@ TEST(DatabaseHandlers, RocBLASFlatLayout) {
             "<none>");
   EXPECT_EQ(describe("rocblas", "lib/other/library/TensileLibrary_gfx1100.dat"),
             "<none>");
-  // Whole directory names, not a substring of one.
-  EXPECT_EQ(describe("rocblas", "lib/myrocblas/library/k_gfx1100.co"), "<none>");
+  // Upstream tests a substring of the path.
+  EXPECT_EQ(describe("rocblas", "lib/myrocblas/library/k_gfx1100.co"),
+            "gfx1100 rocblas/gfx1100/k.co kind=code-object");
 }
 
 TEST(DatabaseHandlers, RocBLASPerTargetDirectories) {
@@ -179,13 +182,14 @@ TEST(DatabaseHandlers, Aotriton) {
                      "lib/aotriton.images/amd-gfx942/flash/attn_fwd/kernel.aks2"),
             "gfx942 aotriton/gfx942/flash/attn_fwd/kernel.aks2 "
             "kind=kernel-image operation=flash/attn_fwd");
+  // The old rocm-kpack layout: upstream's current handler reads no more.
   EXPECT_EQ(describe("aotriton", "lib/aotriton/kernels/gfx1100/flash_attention_fwd.hsaco"),
-            "gfx1100 aotriton/gfx1100/flash_attention_fwd.hsaco "
-            "kind=kernel-image operation=flash_attention_fwd");
-  // Family directories name several processors, not one target ID.
+            "<none>");
+  // Family directories are upstream's bundle keys, no target ID: moved by
+  // split (to <component>_gfx11), not packed.
   EXPECT_EQ(describe("aotriton",
                      "lib/aotriton.images/amd-gfx11xx/flash/attn_fwd/kernel.aks2"),
-            "<none>");
+            " - kind=kernel-image operation=flash/attn_fwd");
   EXPECT_EQ(describe("aotriton", "lib/aotriton.images/gfx942/flash/k.aks2"),
             "<none>");
 }

@@ -67,6 +67,25 @@ TEST(TargetIdParse, RejectsFeaturesTheProcessorLacks) {
   EXPECT_EQ(parse("gfx1310:xnack+").str(), "gfx1310:xnack+");
 }
 
+// A strict processor (upstream's gfx1250-strict, test_strict_identity.py) is
+// a processor of its own: parsed and printed whole, never folded into its
+// base, neither a candidate of the base's agents nor the reverse.
+TEST(TargetIdParse, StrictProcessorIsItsOwn) {
+  TargetId Id = parse("amdgcn-amd-amdhsa--gfx1250-strict");
+  EXPECT_EQ(Id.Processor, "gfx1250-strict");
+  EXPECT_EQ(Id.str(), "gfx1250-strict");
+  EXPECT_EQ(parse("gfx1250-strict:xnack+").str(), "gfx1250-strict:xnack+");
+  EXPECT_EQ(genericProcessorFor("gfx1250-strict"), "");
+  EXPECT_FALSE(isCompatible(parse("gfx1250"), parse("gfx1250-strict")));
+  EXPECT_FALSE(isCompatible(parse("gfx1250-strict"), parse("gfx1250")));
+  EXPECT_EQ(candidateTargetIds(parse("gfx1250-strict")),
+            Strings{"gfx1250-strict"});
+  EXPECT_EQ(selectTargetId({"gfx1250", "gfx1250-strict"},
+                           parse("gfx1250-strict")),
+            1);
+  EXPECT_EQ(selectTargetId({"gfx1250-strict"}, parse("gfx1250")), -1);
+}
+
 TEST(TargetIdGeneric, LLVMTable) {
   for (const char *P :
        {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"})

@@ -4,8 +4,9 @@
 // (rocBLAS/hipBLASLt Tensile `.co`/`.hsaco`/`.dat`, MIOpen `.kdb`/`.model`,
 // AOTriton kernels, ...), one set per target. `kpack split --split-databases`
 // moves them to the artifact of their target and `kpack pack-db` packs them
-// into per-target archives. Each handler is a small table of path/suffix
-// rules named like upstream's (FORMAT.md §5).
+// into per-target archives. Each handler recognises the paths upstream's
+// handler of the same name recognises (rocm-systems shared/kpack
+// database_handlers.py, FORMAT.md §5) and reports upstream's bundle key.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_DATABASEHANDLERS_H
@@ -27,7 +28,16 @@ class DatabaseHandler;
 /// A file recognised as part of a kernel database.
 struct DatabaseFile {
   const DatabaseHandler *Handler = nullptr;
-  std::string TargetId; ///< full target ID, features kept ("gfx90a:xnack+")
+  /// Upstream's bundle key, as the path spells it: "gfx90a-xnack+",
+  /// "gfx1250-strict", AOTriton's "gfx11" or "gfx12_0".
+  std::string Bundle;
+  /// baseArch(Bundle): the suffix of the artifact `kpack split` moves the
+  /// file to ("gfx90a", "gfx1250-strict"), as upstream's splitter does.
+  std::string Artifact;
+  /// The full, canonical target ID the path spells ("gfx90a:xnack+",
+  /// "gfx9-4-generic"), or empty where the bundle key is no target ID
+  /// (AOTriton's family directories): such files are not packed.
+  std::string TargetId;
   /// Structured archive key for `kpack pack-db` (docs/kernel-databases.md):
   /// "<handler>/<target id>/<path below the database, target removed>".
   /// Empty for files that belong to a target but are not packed: host
@@ -59,9 +69,17 @@ std::optional<DatabaseFile>
 matchDatabaseFile(llvm::ArrayRef<const DatabaseHandler *> Handlers,
                   llvm::StringRef RelPath);
 
-/// The target ID a file or directory name carries ("TensileLibrary_gfx90a:
-/// xnack+.co" -> "gfx90a:xnack+", "gfx11-generic", "gfx9-4-generic"),
-/// validated with the core's target-ID parser; none if there is none.
+/// Upstream's base_arch(): the features dropped, whether written clang's way
+/// or Tensile's ("gfx90a-xnack-", "gfx942:sramecc+:xnack-" -> "gfx90a",
+/// "gfx942"); a strict processor stays itself ("gfx1250-strict-xnack+" ->
+/// "gfx1250-strict"). Database files go to the artifact of this name and
+/// --gpu-targets compares these names.
+std::string baseArch(llvm::StringRef Arch);
+
+/// The target ID a name spells where upstream's pattern first matches it
+/// ("TensileLibrary_gfx90a:xnack+.co" -> "gfx90a:xnack+", "gfx11-generic",
+/// "gfx1250-strict"), validated with the core's target-ID parser; none if
+/// that is no target ID ("gfx9", "gfx11xx", "gfx1100-xnack+").
 std::optional<std::string> targetIdInName(llvm::StringRef Name);
 
 } // namespace kpack

@@ -12,8 +12,11 @@
 //   <out>/<component>_<target id>/ one archive holding that target's code
 //                                  objects of every binary, at
 //                                  <first sorted prefix>/.kpack/
-//                                  <component>_<target id>.kpack, and the
-//                                  database files of that target.
+//                                  <component>_<target id>.kpack;
+//   <out>/<component>_<base arch>/ the database files of that base arch
+//                                  (upstream's base_arch(): gfx90a for
+//                                  gfx90a-xnack+), with the archive of the
+//                                  bare target if there is one.
 //
 // The analysis and rewrite of binaries run in parallel; code objects are
 // added to the archives afterwards in sorted (prefix, path) order, so the
@@ -45,8 +48,8 @@ struct SplitOptions {
   /// artifacts' names, the archives' names and their TOC group_name.
   std::string Component;
   std::string OutputDir; ///< created if missing
-  /// --split-databases: files these handlers own go to the artifact of
-  /// their target, unchanged.
+  /// --split-databases: files these handlers own go, unchanged, to the
+  /// artifact of their base arch (DatabaseFile::Artifact).
   std::vector<const DatabaseHandler *> DatabaseHandlers;
   /// --gpu-targets: when not empty, only code objects and database files of
   /// these targets get a per-target artifact; those of other targets are
@@ -77,14 +80,14 @@ struct SplitSummary {
 /// Errors name the input file they are about.
 llvm::Expected<SplitSummary> splitArtifact(const SplitOptions &Opts);
 
-/// Is TargetId (a code object's or a database file's) one of GpuTargets?
-/// Empty GpuTargets select everything. A listed target selects the code
-/// objects of its processor (all feature variants: "gfx90a" selects
-/// "gfx90a:xnack+", as upstream compares bare processors) unless it states
-/// a feature ("gfx90a:xnack-" does not select "gfx90a:xnack+"), and the
-/// code objects of that processor's generic processor ("gfx1100" selects
-/// "gfx11-generic"), which no target list names otherwise.
-bool gpuTargetSelected(llvm::StringRef TargetId,
+/// Does --gpu-targets keep Arch, a code object's target ID or a database
+/// file's bundle key? Empty GpuTargets keep everything. Upstream's rule:
+/// baseArch() of both sides compared, so "gfx90a" and "gfx90a:xnack-" both
+/// keep "gfx90a:xnack+" and "gfx90a-xnack-"; a generic processor is kept
+/// only when listed itself ("gfx1100" does not keep "gfx11-generic"), and a
+/// strict processor only when listed strict ("gfx1250" does not keep
+/// "gfx1250-strict").
+bool gpuTargetSelected(llvm::StringRef Arch,
                        llvm::ArrayRef<std::string> GpuTargets);
 
 /// One artifact of a batch (--batch-artifact-parent-dir).

@@ -47,7 +47,7 @@ namespace kpack {
 /// place.
 struct CompressionSettings {
   ArchiveCompression Scheme = ArchiveCompression::ZstdPerKernel;
-  int Level = 3;
+  int Level = DefaultZstdLevel;
 
   /// Scheme names as the command lines spell them (optionName(); also the
   /// TOC names "zstd-per-kernel" and "zstd-shared-segments"); Level unset
@@ -63,6 +63,9 @@ struct CompressionSettings {
   static llvm::cl::ValuesClass optionValues();
   /// The same as one line, for a string option passed to parse().
   static const char *optionHelp();
+  /// The help of every writer's --level option, the defaults printed from
+  /// defaultZstdLevel().
+  static const char *levelHelp();
 };
 
 /// Where an ArchiveSet's archives go and what their TOCs say.
@@ -84,7 +87,7 @@ struct ArchiveLayout {
   unsigned Threads = 0; ///< 0: all cores
   /// Identical code objects (same bytes) share one stored blob through TOC
   /// ordinal aliasing, which upstream readers follow.
-  bool DeduplicateIdentical = true;
+  bool DeduplicateIdentical = DefaultDeduplicate;
   /// With ArchivePath: write the archive even when it has no entry (build
   /// rules always find their output).
   bool WriteEmpty = false;
@@ -94,10 +97,6 @@ struct ArchiveLayout {
   /// offload bundles (CodeObjectRef::EntryId set) must always be.
   bool AllowOpaqueEntries = false;
 };
-
-/// Per-entry TOC "metadata" map (FORMAT.md §1.2), string values, written in
-/// the given order.
-using EntryMetadata = std::vector<std::pair<std::string, std::string>>;
 
 /// One code object of a host binary, its bytes produced on demand.
 struct CodeObjectRef {

@@ -38,7 +38,7 @@ class AtomicFile;
 
 /// A TOC entry's "metadata" map (FORMAT.md §1.2): string values, written in
 /// this order.
-using ArchiveEntryMetadata = std::vector<std::pair<std::string, std::string>>;
+using EntryMetadata = std::vector<std::pair<std::string, std::string>>;
 
 enum class ArchiveCompression {
   None,          ///< "none"
@@ -58,9 +58,21 @@ enum class ArchiveCompression {
 const char *compressionSchemeName(ArchiveCompression C);
 /// The header and TOC format version a scheme is written with (1 or 2).
 uint32_t archiveFormatVersion(ArchiveCompression C);
-/// The zstd level a scheme uses unless told otherwise (0 for "none"):
-/// 3 (upstream's), 19 for the release grade, 9 for shared segments (where
-/// loads stay as fast as today's level-3 frames; docs/benchmarks.md).
+/// The zstd levels of the schemes unless told otherwise, the one
+/// definition every writer and every --level help uses: DefaultZstdLevel
+/// (upstream's) for zstd-per-kernel, the default scheme of every writer;
+/// ReleaseZstdLevel for the release grade; SharedSegmentsZstdLevel for
+/// shared segments (where loads stay as fast as level-3 frames;
+/// docs/benchmarks.md).
+constexpr int DefaultZstdLevel = 3;
+constexpr int ReleaseZstdLevel = 19;
+constexpr int SharedSegmentsZstdLevel = 9;
+/// Whether identical code objects are stored once (ordinal aliasing, which
+/// upstream readers follow) unless a writer is told otherwise: the one
+/// default of ArchiveWriterOptions::Deduplicate and of the emission
+/// library's EmissionLayout::DeduplicateIdentical.
+constexpr bool DefaultDeduplicate = true;
+/// The zstd level scheme C uses unless told otherwise (0 for "none").
 int defaultZstdLevel(ArchiveCompression C);
 
 /// Where an entry's bytes come from. Sources are read during write(): once,
@@ -100,7 +112,7 @@ struct ArchiveWriterOptions {
   /// TOC "gfx_arch_family"; empty means defaultArchFamily() of the arches.
   std::string GfxArchFamily;
   ArchiveCompression Compression = ArchiveCompression::ZstdPerKernel;
-  int ZstdLevel = 3;
+  int ZstdLevel = DefaultZstdLevel;
   /// Compression threads; 0 means std::thread::hardware_concurrency().
   unsigned Threads = 0;
   /// Upper bound on code-object bytes held in memory at once (a single
@@ -112,7 +124,7 @@ struct ArchiveWriterOptions {
   /// Entries with identical bytes are stored once: their TOC entries share
   /// the ordinal of the first one. A hash match is confirmed by comparing the
   /// bytes (the stored blob is read back), so different bytes never merge.
-  bool Deduplicate = false;
+  bool Deduplicate = DefaultDeduplicate;
   /// A source's error is reported as "<key> (<arch>): <message>"; false: as
   /// the source words it (sources whose messages name their entry).
   bool NameEntriesInErrors = true;
@@ -142,7 +154,7 @@ public:
   /// Deduplicate, the order of first occurrence of each distinct content).
   /// Fails on an empty key or arch, or a (Key, Arch) pair added before.
   Status addEntry(const std::string &Key, const std::string &Arch,
-                  EntrySource Source, ArchiveEntryMetadata Metadata = {});
+                  EntrySource Source, EntryMetadata Metadata = {});
 
   size_t size() const { return Entries.size(); }
   /// The distinct arches added so far, sorted (what gfx_arches will list).
@@ -177,7 +189,7 @@ private:
   struct Entry {
     std::string Key, Arch;
     EntrySource Source;
-    ArchiveEntryMetadata Metadata;
+    EntryMetadata Metadata;
     uint64_t OriginalSize = 0;
     uint64_t Ordinal = 0; ///< index into the stored blobs
   };

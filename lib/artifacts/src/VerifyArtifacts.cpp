@@ -1,0 +1,600 @@
+//===- VerifyArtifacts.cpp - Checks on split artifacts --------------------===//
+//
+// See kpack/VerifyArtifacts.h and docs/verify-artifacts.md. The artifact set
+// is read as TheRock installs it: every prefix of every artifact copied into
+// one root, so a search path of a host binary in a generic artifact resolves
+// against the files of all artifacts of the directory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kpack/VerifyArtifacts.h"
+
+#include "kpack/ArchiveReader.h"
+#include "kpack/ArtifactTree.h"
+#include "kpack/BundleCodec.h"
+#include "kpack/CodeObjectCheck.h"
+#include "kpack/HostBinary.h"
+#include "kpack/TargetId.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Parallel.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+using namespace llvm;
+
+namespace kpack {
+
+size_t ArtifactsReport::problemCount() const {
+  size_t N = 0;
+  for (const ArtifactCheck &C : Checks)
+    N += C.Problems.size();
+  return N;
+}
+
+std::vector<std::pair<std::string, char>> targetsInName(StringRef Name) {
+  std::vector<std::pair<std::string, char>> Out;
+  size_t I = 0;
+  while ((I = Name.find("gfx", I)) != StringRef::npos) {
+    // A token starts at "gfx" not preceded by a letter or digit.
+    if (I > 0 && isAlnum(Name[I - 1])) {
+      I += 3;
+      continue;
+    }
+    size_t E = I + 3;
+    while (E < Name.size() && isAlnum(Name[E]))
+      ++E;
+    if (E == I + 3) {
+      I = E;
+      continue;
+    }
+    std::string Processor = Name.slice(I, E).str();
+    if (Name.substr(E).starts_with("-generic")) {
+      Processor += "-generic";
+      E += 8;
+    }
+    char Xnack = 0;
+    // Features, in the colon form of target IDs or Tensile's hyphen form.
+    while (E < Name.size() && (Name[E] == ':' || Name[E] == '-')) {
+      StringRef Rest = Name.substr(E + 1);
+      size_t Len = Rest.starts_with("xnack") ? 5 : Rest.starts_with("sramecc") ? 7 : 0;
+      if (!Len || Rest.size() <= Len || (Rest[Len] != '+' && Rest[Len] != '-'))
+        break;
+      if (Len == 5)
+        Xnack = Rest[Len];
+      E += 1 + Len + 1;
+    }
+    Out.emplace_back(std::move(Processor), Xnack);
+    I = E;
+  }
+  return Out;
+}
+
+namespace {
+
+char xnackOf(const TargetId &T) {
+  return T.Xnack == FeatureState::On ? '+' : T.Xnack == FeatureState::Off ? '-' : 0;
+}
+
+/// A name token of target (P, X) belongs in the artifact of target T: same
+/// processor, and no xnack state that contradicts T's.
+bool belongsTo(const std::pair<std::string, char> &Tok, const TargetId &T) {
+  if (Tok.first != T.Processor)
+    return false;
+  char TX = xnackOf(T);
+  return !Tok.second || !TX || Tok.second == TX;
+}
+
+struct Artifact {
+  std::string Name, Path, Component, Suffix;
+  bool Generic = false;
+  std::optional<TargetId> Target; ///< per-target artifacts
+  std::vector<std::string> Prefixes;
+  bool ManifestOk = false;
+  std::vector<TreeEntry> Files; ///< relative to the artifact
+};
+
+struct OpenArchive {
+  std::string Label; ///< "<artifact>/<relpath>"
+  std::string Component;
+  const Artifact *Owner = nullptr;
+  std::unique_ptr<ArchiveReader> Reader;
+  std::set<std::string> Keys; ///< "key\0arch"
+};
+
+/// The manifest prefix of A that RelPath lies below (the longest), or null.
+const std::string *prefixOf(const Artifact &A, StringRef RelPath) {
+  const std::string *Owner = nullptr;
+  for (const std::string &P : A.Prefixes)
+    if (RelPath.starts_with(P + "/") && (!Owner || P.size() > Owner->size()))
+      Owner = &P;
+  return Owner;
+}
+
+bool isElfWithMachine(StringRef Bytes, uint16_t Machine,
+                      std::optional<uint16_t> *Type = nullptr) {
+  if (Bytes.size() < 20 || !Bytes.starts_with("\x7f" "ELF") || Bytes[4] != 2 ||
+      Bytes[5] != 1)
+    return false;
+  auto U16 = [&](size_t O) {
+    return uint16_t(uint8_t(Bytes[O]) | uint16_t(uint8_t(Bytes[O + 1])) << 8);
+  };
+  if (Type)
+    *Type = U16(16);
+  return U16(18) == Machine;
+}
+
+class Verifier {
+public:
+  explicit Verifier(std::string Dir) : Dir(std::move(Dir)) {}
+  Expected<ArtifactsReport> run();
+
+private:
+  std::string Dir;
+  std::vector<Artifact> Artifacts;
+  std::vector<std::unique_ptr<OpenArchive>> Archives;
+  /// Root-relative path (as installed) -> file on disk.
+  std::map<std::string, std::string> Installed;
+  ArtifactsReport Report;
+
+  ArtifactCheck &check(StringRef Name) {
+    Report.Checks.push_back({Name.str(), {}, {}});
+    return Report.Checks.back();
+  }
+  void checkManifests();
+  void checkGeneric();
+  void checkSeparation();
+  void checkArchives();
+  void checkWrappers();
+  void checkVariants();
+  void checkDatabases();
+  std::set<std::string> targetsOf(StringRef Component) const;
+};
+
+Expected<ArtifactsReport> Verifier::run() {
+  std::error_code EC;
+  std::vector<std::string> Names;
+  for (sys::fs::directory_iterator I(Dir, EC), E; I != E && !EC; I.increment(EC))
+    if (I->type() == sys::fs::file_type::directory_file)
+      Names.push_back(sys::path::filename(I->path()).str());
+  if (EC)
+    return createStringError(EC, "'" + Dir + "': " + EC.message());
+  llvm::sort(Names);
+  for (const std::string &N : Names) {
+    Artifact A;
+    A.Name = N;
+    A.Path = Dir + "/" + N;
+    if (auto Parts = splitArtifactName(N)) {
+      A.Component = Parts->first;
+      A.Suffix = Parts->second;
+      A.Generic = A.Suffix == "generic";
+      if (!A.Generic)
+        A.Target = parseTargetId(A.Suffix);
+    }
+    Report.Artifacts.push_back(N);
+    Artifacts.push_back(std::move(A));
+  }
+  checkManifests();
+  checkGeneric();
+  checkSeparation();
+  checkArchives();
+  checkWrappers();
+  checkVariants();
+  checkDatabases();
+  return std::move(Report);
+}
+
+void Verifier::checkManifests() {
+  ArtifactCheck &C = check("manifests");
+  if (Artifacts.empty())
+    C.Problems.push_back("no artifacts in '" + Dir + "'");
+  for (Artifact &A : Artifacts) {
+    if (A.Component.empty())
+      C.Problems.push_back(A.Name + ": not an artifact name (<component>_<target>)");
+    Expected<std::vector<std::string>> P = readArtifactManifest(A.Path);
+    if (!P) {
+      C.Problems.push_back(A.Name + ": " + toString(P.takeError()));
+    } else {
+      A.Prefixes = std::move(*P);
+      A.ManifestOk = true;
+    }
+    Expected<std::vector<TreeEntry>> Files = listTree(A.Path);
+    if (!Files) {
+      C.Problems.push_back(A.Name + ": " + toString(Files.takeError()));
+      continue;
+    }
+    for (TreeEntry &E : *Files)
+      if (E.RelPath != ArtifactManifestName)
+        A.Files.push_back(std::move(E));
+    if (!A.ManifestOk)
+      continue;
+    std::set<std::string> Used;
+    for (const TreeEntry &E : A.Files) {
+      const std::string *Owner = prefixOf(A, E.RelPath);
+      if (!Owner) {
+        C.Problems.push_back(A.Name + "/" + E.RelPath +
+                             ": outside every prefix of the manifest");
+        continue;
+      }
+      Used.insert(*Owner);
+      // Installed, every prefix is copied into one root.
+      Installed.emplace(E.RelPath.substr(Owner->size() + 1),
+                        A.Path + "/" + E.RelPath);
+    }
+    // A target artifact lists the prefixes it holds (FORMAT.md §5); the
+    // generic one keeps every prefix directory, empty or not.
+    if (!A.Generic)
+      for (const std::string &P : A.Prefixes)
+        if (!Used.count(P))
+          C.Problems.push_back(A.Name + ": manifest lists '" + P +
+                               "', which holds no file");
+    C.Notes.push_back(A.Name + ": " + std::to_string(A.Prefixes.size()) +
+                      " prefixes, " + std::to_string(A.Files.size()) + " entries");
+  }
+}
+
+void Verifier::checkGeneric() {
+  ArtifactCheck &C = check("generic artifacts hold no device code");
+  for (const Artifact &A : Artifacts) {
+    if (!A.Generic)
+      continue;
+    unsigned Converted = 0, HostOnly = 0;
+    for (const TreeEntry &E : A.Files) {
+      if (E.K != TreeEntry::File)
+        continue;
+      std::string Label = A.Name + "/" + E.RelPath;
+      if (StringRef(E.RelPath).ends_with(".kpack")) {
+        C.Problems.push_back(Label + ": a .kpack archive in a generic artifact");
+        continue;
+      }
+      if (E.Size < 64)
+        continue;
+      auto BufOr = MemoryBuffer::getFile(A.Path + "/" + E.RelPath, false,
+                                         /*RequiresNullTerminator=*/false);
+      if (!BufOr) {
+        C.Problems.push_back(Label + ": " + BufOr.getError().message());
+        continue;
+      }
+      StringRef Bytes = (*BufOr)->getBuffer();
+      if (isElfWithMachine(Bytes, /*EM_AMDGPU=*/224)) {
+        C.Problems.push_back(Label + ": an AMDGPU code object");
+        continue;
+      }
+      if (isBundle(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size())) {
+        C.Problems.push_back(Label + ": an offload bundle");
+        continue;
+      }
+      std::optional<uint16_t> Type;
+      if (!isElfWithMachine(Bytes, /*EM_X86_64=*/62, &Type) ||
+          (*Type != 2 && *Type != 3)) // ET_EXEC, ET_DYN
+        continue;
+      Expected<HostBinary> H = analyzeHostBinary((*BufOr)->getMemBufferRef());
+      if (!H) {
+        C.Problems.push_back(Label + ": " + toString(H.takeError()));
+        continue;
+      }
+      if (H->hasDeviceCode()) {
+        C.Problems.push_back(Label + ": a fat binary (" +
+                             std::to_string(H->Bundles.size()) +
+                             " offload bundles in .hip_fatbin)");
+        continue;
+      }
+      unsigned Hipf = 0, Hipk = 0, Bad = 0;
+      for (const WrapperInfo &W : H->Wrappers) {
+        Hipf += W.isHIPF();
+        Hipk += W.isHIPK();
+        if (W.isHIPK() && !W.Ref) {
+          ++Bad;
+          C.Problems.push_back(Label + ": wrapper at 0x" + utohexstr(W.Address) +
+                               ": unreadable kpack metadata: " + W.RefError);
+        }
+        if (!W.isHIPF() && !W.isHIPK()) {
+          ++Bad;
+          C.Problems.push_back(Label + ": wrapper at 0x" + utohexstr(W.Address) +
+                               ": unknown magic 0x" + utohexstr(W.Magic));
+        }
+      }
+      if (Hipk && Hipf)
+        C.Problems.push_back(Label + ": " + std::to_string(Hipf) +
+                             " HIPF wrappers beside HIPK ones");
+      if (Hipk)
+        ++Converted;
+      else
+        ++HostOnly;
+      (void)Bad;
+    }
+    C.Notes.push_back(A.Name + ": " + std::to_string(Converted) +
+                      " host binaries with kpack metadata, " +
+                      std::to_string(HostOnly) + " without device code");
+  }
+}
+
+void Verifier::checkSeparation() {
+  ArtifactCheck &C = check("target artifacts hold only their target's files");
+  for (const Artifact &A : Artifacts) {
+    if (A.Generic || A.Component.empty())
+      continue;
+    if (!A.Target) {
+      C.Notes.push_back(A.Name + ": '" + A.Suffix +
+                        "' is no target ID (a recombined group): not checked");
+      continue;
+    }
+    unsigned N = 0;
+    for (const TreeEntry &E : A.Files) {
+      ++N;
+      for (const auto &Tok : targetsInName(E.RelPath))
+        if (!belongsTo(Tok, *A.Target)) {
+          std::string T = Tok.first;
+          if (Tok.second)
+            T += std::string(":xnack") + Tok.second;
+          C.Problems.push_back(A.Name + "/" + E.RelPath + ": names " + T +
+                               ", not " + A.Target->str());
+          break;
+        }
+    }
+    C.Notes.push_back(A.Name + ": " + std::to_string(N) + " entries");
+  }
+}
+
+void Verifier::checkArchives() {
+  ArtifactCheck &C = check("archives");
+  for (const Artifact &A : Artifacts) {
+    if (A.Generic)
+      continue;
+    for (const TreeEntry &E : A.Files) {
+      if (E.K != TreeEntry::File || !StringRef(E.RelPath).ends_with(".kpack"))
+        continue;
+      auto O = std::make_unique<OpenArchive>();
+      O->Label = A.Name + "/" + E.RelPath;
+      O->Component = A.Component;
+      O->Owner = &A;
+      if (Status S = ArchiveReader::open(A.Path + "/" + E.RelPath, O->Reader)) {
+        C.Problems.push_back(O->Label + ": " + S.message());
+        continue;
+      }
+      const ArchiveReader &R = *O->Reader;
+      if (A.Target)
+        for (const std::string &G : R.gfxArches()) {
+          std::optional<TargetId> T = parseTargetId(G);
+          if (!T || T->Processor != A.Target->Processor ||
+              (xnackOf(*T) && xnackOf(*A.Target) && xnackOf(*T) != xnackOf(*A.Target)))
+            C.Problems.push_back(O->Label + ": gfx_arches lists " + G +
+                                 ", not " + A.Target->str());
+        }
+      const std::vector<ArchiveReader::Entry> &Entries = R.entries();
+      std::vector<std::string> Errors(Entries.size());
+      parallelFor(0, Entries.size(), [&](size_t I) {
+        const ArchiveReader::Entry &En = Entries[I];
+        std::vector<uint8_t> Bytes;
+        if (Status S = R.read(En, Bytes)) {
+          Errors[I] = S.message();
+          return;
+        }
+        if (!llvm::is_contained(R.gfxArches(), En.Arch)) {
+          Errors[I] = "arch is not listed in gfx_arches";
+          return;
+        }
+        Expected<std::optional<TargetId>> T =
+            checkArchiveEntry(En.Arch, Bytes, OpaqueEntries::Reject);
+        if (!T)
+          Errors[I] = toString(T.takeError());
+      });
+      for (size_t I = 0; I < Entries.size(); ++I) {
+        if (!Errors[I].empty())
+          C.Problems.push_back(O->Label + ": " + Entries[I].Key + " (" +
+                               Entries[I].Arch + "): " + Errors[I]);
+        O->Keys.insert(Entries[I].Key + '\0' + Entries[I].Arch);
+      }
+      C.Notes.push_back(O->Label + ": " + std::to_string(Entries.size()) +
+                        " code objects");
+      Archives.push_back(std::move(O));
+    }
+  }
+}
+
+std::set<std::string> Verifier::targetsOf(StringRef Component) const {
+  std::set<std::string> T;
+  for (const auto &O : Archives)
+    if (O->Component == Component)
+      for (const std::string &G : O->Reader->gfxArches())
+        T.insert(G);
+  return T;
+}
+
+void Verifier::checkWrappers() {
+  ArtifactCheck &C = check("every wrapper resolves for every target");
+  std::map<std::string, const OpenArchive *> ByPath;
+  for (const auto &O : Archives)
+    ByPath[O->Owner->Path + "/" +
+           StringRef(O->Label).drop_front(O->Owner->Name.size() + 1).str()] = O.get();
+  for (const Artifact &A : Artifacts) {
+    if (!A.Generic)
+      continue;
+    std::set<std::string> Targets = targetsOf(A.Component);
+    unsigned Checked = 0;
+    for (const TreeEntry &E : A.Files) {
+      if (E.K != TreeEntry::File || E.Size < 64)
+        continue;
+      auto BufOr = MemoryBuffer::getFile(A.Path + "/" + E.RelPath, false, false);
+      if (!BufOr)
+        continue;
+      std::optional<uint16_t> Type;
+      if (!isElfWithMachine((*BufOr)->getBuffer(), 62, &Type) ||
+          (*Type != 2 && *Type != 3))
+        continue;
+      Expected<HostBinary> H = analyzeHostBinary((*BufOr)->getMemBufferRef());
+      if (!H) {
+        consumeError(H.takeError()); // reported by the generic check
+        continue;
+      }
+      std::string Label = A.Name + "/" + E.RelPath;
+      const std::string *Prefix = prefixOf(A, E.RelPath);
+      if (!Prefix)
+        continue; // reported by the manifest check
+      StringRef BinDir = sys::path::parent_path(
+          StringRef(E.RelPath).drop_front(Prefix->size() + 1),
+          sys::path::Style::posix);
+      for (const WrapperInfo &W : H->Wrappers) {
+        if (!W.isHIPK() || !W.Ref)
+          continue;
+        ++Checked;
+        std::string Key = W.Ref->KernelName + "#" + std::to_string(W.kpackIndex());
+        if (Targets.empty())
+          C.Problems.push_back(Label + ": " + Key +
+                               ": the artifact set has no archive of component " +
+                               A.Component);
+        for (const std::string &T : Targets) {
+          std::vector<std::string> Tried;
+          bool Found = false;
+          for (const std::string &SP : W.Ref->SearchPaths) {
+            std::string P = SP;
+            size_t At = P.find("@GFXARCH@");
+            if (At != std::string::npos)
+              P.replace(At, 9, T);
+            SmallString<256> Rel(BinDir);
+            sys::path::append(Rel, sys::path::Style::posix, P);
+            sys::path::remove_dots(Rel, /*remove_dot_dot=*/true,
+                                   sys::path::Style::posix);
+            Tried.push_back(Rel.str().str());
+            auto It = Installed.find(Rel.str().str());
+            if (It == Installed.end())
+              continue;
+            auto Arch = ByPath.find(It->second);
+            if (Arch == ByPath.end())
+              continue;
+            if (Arch->second->Keys.count(Key + '\0' + T)) {
+              Found = true;
+              break;
+            }
+          }
+          if (!Found)
+            C.Problems.push_back(Label + ": " + Key + " not found for " + T +
+                                 " (searched " + join(Tried, ", ") + ")");
+        }
+      }
+    }
+    C.Notes.push_back(A.Name + ": " + std::to_string(Checked) +
+                      " HIPK wrappers, " + std::to_string(Targets.size()) +
+                      " targets");
+  }
+}
+
+void Verifier::checkVariants() {
+  // Archives of one component for targets of one processor (gfx90a:xnack+,
+  // gfx90a:xnack-, gfx90a) hold the same keys: every feature variant was
+  // built from the same sources (TheRock #7081 lost the variants' kernels).
+  ArtifactCheck &C = check("feature variants hold the same kernels");
+  std::map<std::pair<std::string, std::string>,
+           std::vector<std::pair<std::string, const OpenArchive *>>>
+      Groups;
+  for (const auto &O : Archives)
+    for (const std::string &G : O->Reader->gfxArches())
+      if (std::optional<TargetId> T = parseTargetId(G))
+        Groups[{O->Component, T->Processor}].push_back({G, O.get()});
+  for (const auto &[Id, Members] : Groups) {
+    if (Members.size() < 2)
+      continue;
+    std::set<std::string> All;
+    auto KeysOf = [](const std::pair<std::string, const OpenArchive *> &M) {
+      std::set<std::string> K;
+      for (const ArchiveReader::Entry &E : M.second->Reader->entries())
+        if (E.Arch == M.first)
+          K.insert(E.Key);
+      return K;
+    };
+    for (const auto &M : Members)
+      for (const std::string &K : KeysOf(M))
+        All.insert(K);
+    for (const auto &M : Members) {
+      std::set<std::string> Own = KeysOf(M);
+      std::vector<std::string> Missing;
+      for (const std::string &K : All)
+        if (!Own.count(K))
+          Missing.push_back(K);
+      if (!Missing.empty())
+        C.Problems.push_back(M.second->Label + ": " + std::to_string(Missing.size()) +
+                             " kernels of other " + Id.second +
+                             " variants missing for " + M.first + " (first: " +
+                             Missing.front() + ")");
+    }
+    C.Notes.push_back(Id.first + " " + Id.second + ": " +
+                      std::to_string(Members.size()) + " variants, " +
+                      std::to_string(All.size()) + " keys");
+  }
+}
+
+void Verifier::checkDatabases() {
+  // Database files of a component lie in the artifact of their target, at
+  // their installed path. A processor that has code objects but no database
+  // file in a directory where other processors with code objects have some
+  // lost them (rocm-systems #7645 dropped xnack-variant Tensile files).
+  ArtifactCheck &C = check("database files for every target with code");
+  // Component -> processor -> directories holding its non-archive files.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> Dirs;
+  std::map<std::string, std::set<std::string>> WithCode;
+  for (const auto &O : Archives)
+    for (const std::string &G : O->Reader->gfxArches())
+      if (std::optional<TargetId> T = parseTargetId(G))
+        WithCode[O->Component].insert(T->Processor);
+  for (const Artifact &A : Artifacts) {
+    if (A.Generic || !A.Target)
+      continue;
+    for (const TreeEntry &E : A.Files)
+      if (!StringRef(E.RelPath).ends_with(".kpack"))
+        Dirs[A.Component][A.Target->Processor].insert(
+            sys::path::parent_path(E.RelPath, sys::path::Style::posix).str());
+  }
+  for (const auto &[Component, Procs] : WithCode) {
+    std::map<std::string, std::string> DirOwner; // dir -> a processor with it
+    for (const std::string &P : Procs)
+      for (const std::string &D : Dirs[Component][P])
+        DirOwner.emplace(D, P);
+    for (const std::string &P : Procs)
+      for (const auto &[D, Other] : DirOwner)
+        if (!Dirs[Component][P].count(D))
+          C.Problems.push_back(Component + " " + P + ": no database file in " + D +
+                               ", where " + Other + " has some");
+    C.Notes.push_back(Component + ": " + std::to_string(DirOwner.size()) +
+                      " database directories, " + std::to_string(Procs.size()) +
+                      " processors with code objects");
+  }
+}
+
+} // namespace
+
+Expected<ArtifactsReport> verifyArtifacts(StringRef Dir) {
+  if (!sys::fs::is_directory(Dir))
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + Dir + "' is not a directory");
+  return Verifier(Dir.str()).run();
+}
+
+void printArtifactsReport(const ArtifactsReport &R, raw_ostream &OS,
+                          bool Verbose) {
+  OS << "artifacts: " << R.Artifacts.size() << "\n";
+  if (Verbose)
+    for (const std::string &A : R.Artifacts)
+      OS << "  " << A << "\n";
+  unsigned Failed = 0;
+  for (const ArtifactCheck &C : R.Checks) {
+    OS << (C.passed() ? "ok:   " : "FAIL: ") << C.Name << "\n";
+    Failed += !C.passed();
+    for (const std::string &P : C.Problems)
+      OS << "  error: " << P << "\n";
+    if (Verbose)
+      for (const std::string &N : C.Notes)
+        OS << "  " << N << "\n";
+  }
+  OS << R.Checks.size() << " checks, " << Failed << " failed, "
+     << R.problemCount() << " problem" << (R.problemCount() == 1 ? "" : "s")
+     << "\n";
+}
+
+} // namespace kpack
