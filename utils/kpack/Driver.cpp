@@ -46,7 +46,9 @@ static void printVersion(raw_ostream &OS) {
 static const struct {
   const char *Sub, *Opt;
 } MultiValueOptions[] = {{"split", "split-databases"},
-                         {"split", "gpu-targets"}};
+                         {"split", "gpu-targets"},
+                         {"split-wheel", "device-requires-dist"},
+                         {"split-wheel", "databases"}};
 
 static SmallVector<const char *, 32>
 expandMultiValueOptions(int Argc, char **Argv, StringSaver &Saver) {

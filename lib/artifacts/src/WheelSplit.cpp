@@ -12,6 +12,7 @@
 #include "kpack/WheelSplit.h"
 
 #include "kpack/AtomicFile.h"
+#include "kpack/BundleKeys.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
@@ -31,32 +32,191 @@
 #include <memory>
 #include <set>
 
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
 using namespace llvm;
 using namespace kpack;
 
 namespace {
 
-/// A scratch directory removed with everything in it when destroyed or
-/// when the process is interrupted (OutputDirectories, kpack/AtomicFile.h).
-class ScratchDir {
+/// The outputs of one split: everything is written into a staging
+/// directory inside the output directory (scratch files too, unless
+/// --tmp-dir names another place), then moved into place together. Files
+/// of the same names already there are moved aside first and put back if
+/// any step fails, so the output directory holds all new wheels or none.
+/// SIGINT, SIGTERM and SIGHUP remove the staging (and scratch) directory
+/// and undo a commit in progress before the process ends by the signal.
+class OutputTransaction {
 public:
-  static Expected<ScratchDir> create(StringRef Parent) {
-    ScratchDir S;
-    S.Dirs = std::make_unique<OutputDirectories>();
-    if (Status St = S.Dirs->createTree(Parent.str(), ".kpack-wheel-scratch-",
-                                       S.Path))
-      return makeError("cannot create a scratch directory in '" + Parent +
-                       "': " + St.message());
-    return S;
+  static Expected<std::unique_ptr<OutputTransaction>>
+  create(StringRef OutputDir, StringRef TmpDir) {
+    auto T = std::unique_ptr<OutputTransaction>(new OutputTransaction);
+    T->OutputDir = OutputDir.str();
+    if (Error E = makeUniqueDir(OutputDir, T->Staging))
+      return E;
+    T->Dirs.push_back(T->Staging);
+    if (!TmpDir.empty()) {
+      std::string Scratch;
+      if (Error E = makeUniqueDir(TmpDir, Scratch))
+        return E;
+      T->Dirs.push_back(Scratch);
+      T->Scratch = Scratch;
+    } else {
+      T->Scratch = T->Staging + "/scratch";
+      if (std::error_code EC = sys::fs::create_directory(T->Scratch))
+        return makeError("cannot create '" + T->Scratch + "': " +
+                         EC.message());
+    }
+    T->install();
+    return T;
   }
-  const std::string &path() const { return Path; }
+  ~OutputTransaction() {
+    uninstall();
+    for (const std::string &D : Dirs)
+      sys::fs::remove_directories(D);
+  }
+
+  const std::string &scratch() const { return Scratch; }
+  /// Where the output named Name is staged.
+  std::string staged(StringRef Name) const { return Staging + "/" + Name.str(); }
+
+  /// Moves the staged outputs Names into the output directory, all or none.
+  Error commit(ArrayRef<std::string> Names) {
+    for (const std::string &N : Names) {
+      Moves.push_back({staged(N), OutputDir + "/" + N});
+      if (sys::fs::exists(OutputDir + "/" + N))
+        Backups.push_back({OutputDir + "/" + N,
+                           Staging + "/replaced-" +
+                               std::to_string(Backups.size())});
+    }
+    Error Failed = Error::success();
+    for (auto &[From, To] : Backups) {
+      if (std::error_code EC = sys::fs::rename(From, To)) {
+        Failed = makeError("cannot move '" + From + "' aside: " + EC.message());
+        break;
+      }
+      ++BackedUp;
+    }
+    if (!Failed)
+      for (auto &[From, To] : Moves) {
+        if (std::error_code EC = sys::fs::rename(From, To)) {
+          Failed = makeError("cannot rename '" + From + "' to '" + To +
+                             "': " + EC.message());
+          break;
+        }
+        ++Moved;
+      }
+    if (Failed) {
+      rollback();
+      return Failed;
+    }
+    Moved = 0; // done: nothing to undo any more
+    BackedUp = 0;
+    return Error::success();
+  }
 
 private:
-  ScratchDir() = default;
-  std::string Path;
-  std::unique_ptr<OutputDirectories> Dirs;
+  OutputTransaction() = default;
+
+  static Error makeUniqueDir(StringRef Parent, std::string &Out) {
+    SmallString<256> Path;
+    if (std::error_code EC = sys::fs::createUniqueDirectory(
+            Parent + "/.kpack-split-wheel", Path))
+      return makeError("cannot create a scratch directory in '" + Parent +
+                       "': " + EC.message());
+    Out = Path.str().str();
+    return Error::success();
+  }
+
+  /// Undoes the renames done so far (async-signal-safe).
+  void rollback() {
+    for (int I = Moved; I-- > 0;)
+      removeTree(Moves[I].second.c_str());
+    Moved = 0;
+    for (int I = BackedUp; I-- > 0;)
+      ::rename(Backups[I].second.c_str(), Backups[I].first.c_str());
+    BackedUp = 0;
+  }
+
+  /// Removes a file or a directory tree with system calls only.
+  static void removeTree(const char *Path) {
+    struct stat St;
+    if (::lstat(Path, &St) != 0)
+      return;
+    if (!S_ISDIR(St.st_mode)) {
+      ::unlink(Path);
+      return;
+    }
+    if (DIR *D = ::opendir(Path)) {
+      char Child[PATH_MAX];
+      while (struct dirent *E = ::readdir(D)) {
+        if (!std::strcmp(E->d_name, ".") || !std::strcmp(E->d_name, ".."))
+          continue;
+        size_t L = std::strlen(Path), N = std::strlen(E->d_name);
+        if (L + 1 + N + 1 > sizeof(Child))
+          continue;
+        std::memcpy(Child, Path, L);
+        Child[L] = '/';
+        std::memcpy(Child + L + 1, E->d_name, N + 1);
+        removeTree(Child);
+      }
+      ::closedir(D);
+    }
+    ::rmdir(Path);
+  }
+
+  static constexpr int Signals[] = {SIGINT, SIGTERM, SIGHUP};
+  static OutputTransaction *Active;
+
+  static void onSignal(int Sig) {
+    if (OutputTransaction *T = Active) {
+      T->rollback();
+      for (const std::string &D : T->Dirs)
+        removeTree(D.c_str());
+    }
+    ::signal(Sig, SIG_DFL);
+    ::raise(Sig);
+  }
+
+  void install() {
+    Active = this;
+    struct sigaction SA;
+    std::memset(&SA, 0, sizeof(SA));
+    SA.sa_handler = onSignal;
+    sigemptyset(&SA.sa_mask);
+    for (int Sig : Signals)
+      sigaddset(&SA.sa_mask, Sig);
+    // A signal ignored on entry (nohup, a background job) stays ignored.
+    for (size_t I = 0; I < std::size(Signals); ++I)
+      if (::sigaction(Signals[I], nullptr, &Saved[I]) == 0 &&
+          Saved[I].sa_handler != SIG_IGN)
+        ::sigaction(Signals[I], &SA, nullptr);
+    Installed = true;
+  }
+  void uninstall() {
+    if (!Installed)
+      return;
+    for (size_t I = 0; I < std::size(Signals); ++I)
+      ::sigaction(Signals[I], &Saved[I], nullptr);
+    Active = nullptr;
+    Installed = false;
+  }
+
+  std::string OutputDir, Staging, Scratch;
+  std::vector<std::string> Dirs; ///< removed at the end and on a signal
+  std::vector<std::pair<std::string, std::string>> Moves, Backups;
+  volatile sig_atomic_t Moved = 0, BackedUp = 0;
+  struct sigaction Saved[3];
+  bool Installed = false;
 };
 
+OutputTransaction *OutputTransaction::Active = nullptr;
 /// Recognises x86-64 ELF executables and shared objects from their first
 /// bytes as they stream, and copies such a file to a scratch file.
 class ElfExtractor {
@@ -250,10 +410,10 @@ public:
     return Error::success();
   }
 
-  Expected<WrittenWheel> commit(std::string TargetId) {
+  Expected<WrittenWheel> commit(std::string BundleKey) {
     if (Error E = Zip->commit())
       return E;
-    return WrittenWheel{Path, std::move(TargetId), Zip->size(), Files};
+    return WrittenWheel{Path, std::move(BundleKey), Zip->size(), Files};
   }
 
 private:
@@ -280,32 +440,115 @@ private:
   unsigned Files = 0;
 };
 
-/// Where an entry installs relative to the wheel's root (purelib or
-/// platlib, whichever Root-Is-Purelib names): the entry's own path, or its
-/// path below <name>.data/<root scheme>/; empty for entries that install
-/// elsewhere (.data/scripts, .data/headers, .data/data, the other scheme).
-std::string installedPath(const WheelFile &W, StringRef Name) {
-  std::string Data = W.dataDir() + "/";
-  if (!Name.consume_front(Data))
-    return Name.str();
-  auto [Scheme, Rest] = Name.split('/');
-  if (Scheme == (W.rootIsPurelib() ? "purelib" : "platlib"))
-    return Rest.str();
-  return "";
-}
+/// The bundle key of database files left out (unselected targets that no
+/// bundle covers); no bundle key has this form.
+constexpr const char *DroppedKey = "-";
 
 bool inDistInfo(const WheelFile &W, StringRef Name) {
   return Name.consume_front(W.distInfoDir()) && Name.starts_with("/");
 }
 
-/// The search path from a binary at InstalledPath (relative to the root) to
-/// the archives: "../" per directory level, then the kpack directory.
-std::string searchPathFor(StringRef InstalledPath, StringRef Dist) {
+/// The search path from a binary at RelPath (relative to the overlay root)
+/// to its archives, as upstream writes it: "../" per directory level, then
+/// ".kpack/<group>_@GFXARCH@.kpack".
+std::string searchPathFor(StringRef RelPath, StringRef Group) {
   std::string Up;
-  for (char C : InstalledPath)
+  for (char C : RelPath)
     if (C == '/')
       Up += "../";
-  return Up + kpackDirectoryName(Dist) + "/" + Dist.str() + "_@GFXARCH@.kpack";
+  return Up + ".kpack/" + Group.str() + "_@GFXARCH@.kpack";
+}
+
+/// An absolute form of Path (relative paths are taken from the current
+/// directory).
+std::string absolutePath(StringRef Path) {
+  SmallString<256> P(Path);
+  sys::fs::make_absolute(P);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return P.str().str();
+}
+
+/// Python's json.dumps(indent=2) of the variant metadata (FORMAT.md §6).
+std::string variantJson(ArrayRef<std::string> Targets) {
+  auto List = [](ArrayRef<std::string> Items, StringRef Indent) {
+    if (Items.empty())
+      return std::string("[]");
+    std::string S = "[\n";
+    for (size_t I = 0; I < Items.size(); ++I)
+      S += Indent.str() + "  \"" + Items[I] + "\"" +
+           (I + 1 < Items.size() ? ",\n" : "\n");
+    return S + Indent.str() + "]";
+  };
+  std::string S = "{\n"
+                  "  \"providers\": {\n"
+                  "    \"amd\": {\n"
+                  "      \"install-time\": true,\n"
+                  "      \"plugin-api\": "
+                  "\"amd_variant_provider.plugin:AMDVariantPlugin\",\n"
+                  "      \"requires\": [\n"
+                  "        \"amd-variant-provider >= 1.0\"\n"
+                  "      ]\n"
+                  "    }\n"
+                  "  },\n"
+                  "  \"default-priorities\": {\n"
+                  "    \"namespace\": [\n"
+                  "      \"amd\"\n"
+                  "    ],\n"
+                  "    \"property\": {\n"
+                  "      \"amd\": {\n"
+                  "        \"gfx_arch\": " +
+                  List(Targets, "        ") +
+                  "\n"
+                  "      }\n"
+                  "    }\n"
+                  "  },\n"
+                  "  \"variants\": ";
+  if (Targets.empty()) {
+    S += "{}";
+  } else {
+    S += "{\n";
+    for (size_t I = 0; I < Targets.size(); ++I)
+      S += "    \"" + Targets[I] + "\": {\n      \"amd\": {\n" +
+           "        \"gfx_arch\": " + List({Targets[I]}, "        ") +
+           "\n      }\n    }" + (I + 1 < Targets.size() ? ",\n" : "\n");
+    S += "  }";
+  }
+  return S + "\n}\n";
+}
+
+/// Unpacks the wheel just written at WheelPath into the directory Dir,
+/// modes kept; returns the number of files.
+Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
+  Expected<ZipReader> Z = ZipReader::open(WheelPath);
+  if (!Z)
+    return Z.takeError();
+  unsigned Files = 0;
+  for (const ZipEntry &E : Z->entries()) {
+    if (E.isDirectory())
+      continue;
+    SmallString<256> Path(Dir);
+    sys::path::append(Path, sys::path::Style::posix, E.Name);
+    if (std::error_code EC =
+            sys::fs::create_directories(sys::path::parent_path(Path)))
+      return makeError("cannot create '" + sys::path::parent_path(Path) +
+                       "': " + EC.message());
+    std::error_code EC;
+    raw_fd_ostream OS(Path, EC, sys::fs::OF_None);
+    if (EC)
+      return makeError("cannot write '" + Path + "': " + EC.message());
+    if (Error Err = Z->read(E, [&](ArrayRef<uint8_t> C) {
+          OS.write(reinterpret_cast<const char *>(C.data()), C.size());
+          return Error::success();
+        }))
+      return Err;
+    OS.close();
+    if (OS.has_error())
+      return makeError("cannot write '" + Path + "': " + OS.error().message());
+    uint32_t Mode = zipFileMode(E.unixMode());
+    sys::fs::setPermissions(Path, static_cast<sys::fs::perms>(Mode & 07777));
+    ++Files;
+  }
+  return Files;
 }
 
 /// Fails if Output names the same file as one of Inputs.
@@ -319,97 +562,152 @@ Error checkNotAnInput(StringRef Output, ArrayRef<std::string> Inputs) {
 
 } // namespace
 
-std::string kpack::deviceDistributionName(StringRef Dist, StringRef TargetId) {
-  return Dist.str() + "_device_" + targetIdNamePart(TargetId, '_');
-}
-
-std::string kpack::deviceExtraName(StringRef TargetId) {
-  return targetIdNamePart(TargetId, '-');
-}
-
-std::string kpack::kpackDirectoryName(StringRef Dist) {
-  return "_" + Dist.str() + "_kpack";
-}
-
-Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
+Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
                                              const WheelSplitOptions &Opts) {
+  const std::string FatPath = absolutePath(FatArg);
+  const std::string OutputDir = absolutePath(Opts.OutputDir);
+  auto Log = [&](const Twine &Line) {
+    if (Opts.Log)
+      Opts.Log(Line.str());
+  };
   Expected<WheelFile> Opened = WheelFile::open(FatPath);
   if (!Opened)
     return Opened.takeError();
   const WheelFile &W = *Opened;
   const ZipReader &Zip = W.zip();
   auto Fail = [&](const Twine &Msg) {
-    return makeError("'" + FatPath + "': " + Msg);
+    return makeError("'" + FatArg + "': " + Msg);
   };
 
   Expected<std::vector<const DatabaseHandler *>> Handlers =
       databaseHandlersNamed(Opts.DatabaseHandlers);
   if (!Handlers)
     return Handlers.takeError();
-  std::vector<std::string> Requested;
+  bool Aotriton = llvm::any_of(*Handlers, [](const DatabaseHandler *H) {
+    return H->name() == "aotriton";
+  });
+  std::set<std::string> Requested;
   for (const std::string &T : Opts.Targets) {
     Expected<std::string> C = canonicalTarget(T, "--targets");
     if (!C)
       return C.takeError();
-    Requested.push_back(*C);
+    Requested.insert(*C);
   }
-  std::set<std::string> RequestedSet(Requested.begin(), Requested.end());
 
-  const std::string Dist = wheelFileDistributionName(W.projectName());
-  const std::string KpackDir = kpackDirectoryName(Dist);
-  const std::string DevicePrefix = normalizeDistributionName(Dist) + "-device-";
+  // Names: the group (archive names) and the device distributions'
+  // prefix, as upstream derives them.
+  const std::string Name = W.projectName().str();
+  const std::string Version = W.version().str();
+  std::string Group = StringRef(Name).lower();
+  std::replace(Group.begin(), Group.end(), '-', '_');
+  const std::string Prefix =
+      Opts.DevicePackagePrefix.empty()
+          ? normalizeDistributionName(Name) + "-device"
+          : Opts.DevicePackagePrefix;
+  if (!isValidDistributionName(Prefix))
+    return makeError("--device-package-prefix: " + quoteInput(Prefix) +
+                     " is not a valid distribution name");
+
+  // The overlay root: given, or top_level.txt's one name.
+  std::string Overlay = StringRef(Opts.OverlayRoot).trim("/").str();
+  if (Overlay.empty()) {
+    const ZipEntry *Top = Zip.find(W.distInfoDir().str() + "/top_level.txt");
+    Expected<std::string> Text =
+        Top ? Zip.readAll(*Top, 1 << 20) : Expected<std::string>("");
+    if (!Text)
+      return Text.takeError();
+    SmallVector<StringRef, 4> Names;
+    StringRef(*Text).split(Names, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef &N : Names)
+      N = N.trim();
+    llvm::erase_if(Names, [](StringRef N) { return N.empty(); });
+    if (Names.size() != 1)
+      return Fail("give --overlay-root: top_level.txt does not name exactly "
+                  "one package");
+    Overlay = Names.front().str();
+  }
+  const std::string OverlayDir = Overlay + "/";
+  if (llvm::none_of(Zip.entries(), [&](const ZipEntry &E) {
+        return StringRef(E.Name).starts_with(OverlayDir);
+      }))
+    return Fail("overlay root " + quoteInput(OverlayDir) +
+                " does not exist in the wheel");
+
+  // A wheel split before has archives under .kpack/ or device extras.
   for (const ZipEntry &E : Zip.entries())
-    if (StringRef(installedPath(W, E.Name)).starts_with(KpackDir + "/"))
+    if (StringRef(E.Name).starts_with(OverlayDir + ".kpack/"))
       return Fail("already split: it holds " + quoteInput(E.Name));
-  for (const std::string &Req : W.metadata().getAll("Requires-Dist"))
-    if (auto Pin = pinnedRequirement(Req))
-      if (StringRef(normalizeDistributionName(Pin->first))
-              .starts_with(DevicePrefix))
-        return Fail("already split: METADATA requires " + quoteInput(Pin->first));
+  for (const std::string &X : W.metadata().getAll("Provides-Extra"))
+    if (StringRef(X).trim() == "device-all")
+      return Fail("already split: METADATA provides the extra 'device-all'");
 
-  if (std::error_code EC = sys::fs::create_directories(Opts.OutputDir))
+  if (std::error_code EC = sys::fs::create_directories(OutputDir))
     return makeError("cannot create '" + Opts.OutputDir +
                      "': " + EC.message());
-  std::string HostPath = Opts.OutputDir + "/" + W.name().fileName();
-  if (Error E = checkNotAnInput(HostPath, {FatPath.str()}))
+  if (!Opts.TmpDir.empty())
+    if (std::error_code EC = sys::fs::create_directories(Opts.TmpDir))
+      return makeError("cannot create '" + Opts.TmpDir + "': " + EC.message());
+  const std::string HostFile = W.name().fileName();
+  const std::string HostOut =
+      Opts.DirectoryOutput ? StringRef(HostFile).drop_back(4).str() : HostFile;
+  if (Error E = checkNotAnInput(OutputDir + "/" + HostFile, {FatPath}))
     return E;
-  Expected<ScratchDir> Scratch = ScratchDir::create(Opts.OutputDir);
-  if (!Scratch)
-    return Scratch.takeError();
+  Expected<std::unique_ptr<OutputTransaction>> Txn = OutputTransaction::create(
+      OutputDir, Opts.TmpDir.empty() ? "" : absolutePath(Opts.TmpDir));
+  if (!Txn)
+    return Txn.takeError();
+  const std::string Scratch = (*Txn)->scratch();
 
   // Read every entry once: checked against RECORD, classified, x86-64 ELF
   // files extracted.
   struct Item {
     const ZipEntry *E;
     RecordEntry Row;
-    std::string Installed;
-    std::string DatabaseTarget; ///< set: a database file of that target
-    int Binary = -1;            ///< index into Bins: a converted fat binary
+    std::string Rel;       ///< path below the overlay root; empty: outside
+    std::string DatabaseKey; ///< set: a database file of that bundle
+    std::string DatabaseTarget; ///< its target ID, if it names one
+    int Binary = -1;       ///< index into Bins: a converted fat binary
   };
   std::vector<Item> Items;
   std::vector<FatHostBinary> Bins;
   std::vector<size_t> BinItem;
-  std::set<std::string> Found;
+  WheelSplitResult Result;
   for (const ZipEntry &E : Zip.entries()) {
     if (E.isDirectory() || W.isRecordFile(E.Name))
       continue; // wheel writes no directory entries; RECORD is rewritten
-    Item It{&E, {}, installedPath(W, E.Name), "", -1};
+    Item It{&E, {}, "", "", "", -1};
+    StringRef Name = E.Name;
+    if (Name.consume_front(OverlayDir))
+      It.Rel = Name.str();
     bool Meta = inDistInfo(W, E.Name);
-    if (!Meta && !It.Installed.empty())
+    if (!It.Rel.empty()) {
       if (std::optional<DatabaseFile> DB =
-              matchDatabaseFile(*Handlers, It.Installed);
-          DB && !DB->TargetId.empty()) {
-        Expected<std::string> T = canonicalTarget(
-            DB->TargetId, "'" + FatPath + "': database file " + quoteInput(E.Name));
-        if (!T)
-          return T.takeError();
-        It.DatabaseTarget = *T;
-        Found.insert(*T);
+              matchDatabaseFile(*Handlers, It.Rel)) {
+        // A handler may name no target ID for AOTriton's family
+        // directories ("amd-gfx11xx"); their bundle is the directory's.
+        std::optional<std::string> Key = bundleKeyFor(DB->TargetId);
+        if (!Key)
+          Key = aotritonFamilyBundle(It.Rel);
+        std::optional<TargetId> T =
+            parseTargetId(StringRef(DB->TargetId).trim().str());
+        if (T)
+          It.DatabaseTarget = T->str();
+        if (!Key && T && !Requested.empty() && !Requested.count(T->str()))
+          Key = std::string(DroppedKey); // of an unselected target
+        if (!Key)
+          return Fail("database file " + quoteInput(E.Name) + ": no device "
+                      "wheel for target " + quoteInput(DB->TargetId) +
+                      " (bundles: " + knownBundleKeys() +
+                      "); leave it out with --targets");
+        It.DatabaseKey = *Key;
+      } else if (Aotriton) {
+        if (std::optional<std::string> Key = aotritonFamilyBundle(It.Rel))
+          It.DatabaseKey = *Key;
       }
-    std::string Extracted =
-        Scratch->path() + "/entry-" + std::to_string(Items.size());
+    }
+    std::string Extracted = Scratch + "/entry-" + std::to_string(Items.size());
     ElfExtractor Elf(Extracted);
-    bool Sniff = !Meta && It.DatabaseTarget.empty();
+    bool Sniff = !Meta && It.DatabaseKey.empty();
     Expected<RecordEntry> Row = W.readVerified(E, [&](ArrayRef<uint8_t> C) {
       return Sniff ? Elf.feed(C) : Error::success();
     });
@@ -423,33 +721,45 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
       Expected<FatHostBinary> Bin = FatHostBinary::open(Extracted);
       if (!Bin)
         return Fail(quoteInput(E.Name) + ": " + toString(Bin.takeError()));
-      if (Bin->isConvertible()) {
-        if (It.Installed.empty())
-          return Fail(quoteInput(E.Name) + " is a fat binary that installs "
-                      "outside the wheel's root (" +
-                      (W.rootIsPurelib() ? "purelib" : "platlib") +
-                      "): the archives could not be found from it");
+      if (Bin->isConvertible() && It.Rel.empty()) {
+        Result.FatOutsideOverlay.push_back(E.Name);
+        sys::fs::remove(Extracted);
+      } else if (Bin->isConvertible()) {
         It.Binary = static_cast<int>(Bins.size());
         Bins.push_back(std::move(*Bin));
         BinItem.push_back(Items.size());
+        Log("fat binary: " + E.Name);
       } else {
         sys::fs::remove(Extracted);
       }
     }
     Items.push_back(std::move(It));
   }
+  if (Bins.empty())
+    return Fail("no fat binaries found under " + quoteInput(OverlayDir));
 
   // The code objects, and the targets the wheel holds.
   std::vector<std::vector<CodeObjectRef>> Objects;
+  std::set<std::string> Found;
   for (size_t B = 0; B < Bins.size(); ++B) {
     Expected<std::vector<CodeObjectRef>> Objs = Bins[B].codeObjects();
     if (!Objs)
       return Fail(quoteInput(Items[BinItem[B]].E->Name) + ": " +
                   toString(Objs.takeError()));
-    for (const CodeObjectRef &C : *Objs)
+    for (const CodeObjectRef &C : *Objs) {
+      if (!bundleKeyFor(C.TargetId) &&
+          (Requested.empty() || Requested.count(C.TargetId)))
+        return Fail(quoteInput(Items[BinItem[B]].E->Name) +
+                    ": no device wheel for target " + quoteInput(C.TargetId) +
+                    " (bundles: " + knownBundleKeys() +
+                    "); leave it out with --targets");
       Found.insert(C.TargetId);
+    }
     Objects.push_back(std::move(*Objs));
   }
+  for (const Item &It : Items)
+    if (!It.DatabaseTarget.empty())
+      Found.insert(It.DatabaseTarget);
   for (const std::string &T : Requested)
     if (!Found.count(T))
       return Fail("no code object or database file for target " + quoteInput(T) +
@@ -457,63 +767,98 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
                   join(std::vector<std::string>(Found.begin(), Found.end()),
                        ", ") +
                   ")");
-  std::vector<std::string> Selected =
-      Requested.empty() ? std::vector<std::string>(Found.begin(), Found.end())
-                        : std::vector<std::string>(RequestedSet.begin(),
-                                                   RequestedSet.end());
-  std::set<std::string> SelectedSet(Selected.begin(), Selected.end());
-
-  // One archive per target, keys <installed path>#N.
-  ArchiveLayout Layout;
-  std::string ArchiveRoot = Scratch->path() + "/archives";
-  Layout.PathForTarget = [&](StringRef T) {
-    return ArchiveRoot + "/" + T.str() + "/" + Dist + "_" + T.str() + ".kpack";
+  auto Selected = [&](StringRef T) {
+    return Requested.empty() || Requested.count(T.str());
   };
-  Layout.GroupName = Dist;
+  // Bundle keys kept by --targets: the selected targets' chains.
+  std::set<std::string> KeptKeys;
+  for (const std::string &T : Found)
+    if (Selected(T))
+      if (std::optional<std::string> K = bundleKeyFor(T)) {
+        KeptKeys.insert(*K);
+        for (const PackagingBundle &B : packagingChain(*K))
+          KeptKeys.insert(B.Key);
+      }
+  auto KeepDatabase = [&](const Item &It) {
+    if (Requested.empty())
+      return true;
+    if (!It.DatabaseTarget.empty())
+      return Selected(It.DatabaseTarget);
+    return KeptKeys.count(It.DatabaseKey) > 0;
+  };
+
+  // One archive per target ID, keys <path below the overlay root>#N.
+  ArchiveLayout Layout;
+  std::string ArchiveRoot = Scratch + "/archives";
+  Layout.PathForTarget = [&](StringRef T) {
+    return ArchiveRoot + "/" + T.str() + "/" + Group + "_" + T.str() +
+           ".kpack";
+  };
+  Layout.GroupName = Group;
   Layout.Compression = Opts.Compression;
   Layout.Threads = Opts.Threads;
   ArchiveSet Archives(std::move(Layout));
   for (size_t B = 0; B < Bins.size(); ++B) {
-    const std::string &Key = Items[BinItem[B]].Installed;
+    const std::string &Key = Items[BinItem[B]].Rel;
     for (const CodeObjectRef &C : Objects[B])
-      if (SelectedSet.count(C.TargetId))
+      if (Selected(C.TargetId))
         if (Error E = Archives.add(Key + "#" + std::to_string(C.Index), C,
                                    {{"target", C.EntryId}}))
           return E;
   }
-  std::map<std::string, std::string> ArchiveOf; // target -> file
+  // bundle key -> (target ID -> archive file)
+  std::map<std::string, std::map<std::string, std::string>> ArchivesOf;
   if (!Archives.empty()) {
     Expected<std::vector<WrittenArchive>> Written = Archives.write();
     if (!Written)
       return Written.takeError();
-    for (const WrittenArchive &A : *Written)
-      ArchiveOf[A.TargetId] = A.Path;
+    for (const WrittenArchive &A : *Written) {
+      ArchivesOf[*bundleKeyFor(A.TargetId)][A.TargetId] = A.Path;
+      Log("archive " + A.TargetId + ": " + A.Path);
+    }
   }
+  for (const std::string &T : Found)
+    if (Selected(T))
+      Result.Architectures.push_back(T);
+
+  // The database files of each bundle.
+  std::map<std::string, std::vector<const Item *>> DatabaseItems;
+  for (const Item &It : Items) {
+    if (It.DatabaseKey.empty())
+      continue;
+    if (It.DatabaseKey != DroppedKey && KeepDatabase(It)) {
+      DatabaseItems[It.DatabaseKey].push_back(&It);
+      ++Result.DatabaseFiles;
+    } else {
+      ++Result.DroppedFiles;
+    }
+  }
+  std::set<std::string> Keys;
+  for (const auto &[K, A] : ArchivesOf)
+    Keys.insert(K);
+  for (const auto &[K, Files] : DatabaseItems)
+    Keys.insert(K);
+  std::vector<std::string> TargetKeys;
+  for (const std::string &K : Keys)
+    if (lookupBundle(K)->Level == BundleLevel::Target)
+      TargetKeys.push_back(K);
 
   // The host wheel.
   const ZipEntry *MetadataEntry = Zip.find(W.distInfoDir().str() + "/METADATA");
   ZipMethod TextMethod = MetadataEntry->Method;
-  ZipMethod BinaryMethod = ZipMethod::Deflated;
-  if (!BinItem.empty())
-    BinaryMethod = Items[BinItem.front()].E->Method;
-  WheelSplitResult Result;
-  WheelBuilder Host(HostPath, W.distInfoDir().str(), TextMethod);
-  std::map<std::string, std::vector<const Item *>> DatabaseItems;
+  ZipMethod BinaryMethod = Items[BinItem.front()].E->Method;
+  auto StageWheel = [&](const std::string &File) {
+    return (*Txn)->staged(File);
+  };
+  WheelBuilder Host(StageWheel(HostFile), W.distInfoDir().str(), TextMethod);
   for (const Item &It : Items) {
     const ZipEntry &E = *It.E;
-    if (!It.DatabaseTarget.empty()) {
-      if (SelectedSet.count(It.DatabaseTarget)) {
-        DatabaseItems[It.DatabaseTarget].push_back(&It);
-        ++Result.DatabaseFiles;
-      } else {
-        ++Result.DroppedFiles;
-      }
+    if (!It.DatabaseKey.empty())
       continue;
-    }
     if (It.Binary >= 0) {
       const FatHostBinary &Bin = Bins[It.Binary];
-      Expected<std::vector<uint8_t>> Meta = encodeMetadata(
-          It.Installed, {searchPathFor(It.Installed, Dist)});
+      Expected<std::vector<uint8_t>> Meta =
+          encodeMetadata(It.Rel, {searchPathFor(It.Rel, Group)});
       if (!Meta)
         return Meta.takeError();
       Expected<std::vector<uint8_t>> Image = Bin.rewrite(*Meta);
@@ -529,81 +874,172 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatPath,
     Host.addRaw(E.Name, Zip, E, It.Row);
   }
 
-  // METADATA: one extra per device wheel (core metadata 2.1 has
-  // Provides-Extra).
+  // Host METADATA (upstream's order): rocm-bootstrap, per target-level
+  // bundle an extra requiring every bundle of its chain that this split
+  // produced, and device-all requiring every device wheel.
   WheelHeaderFile Metadata = W.metadata();
   if (metadataVersion(Metadata) < std::make_pair(2u, 1u))
     Metadata.set("Metadata-Version", "2.1");
-  StringSet<> Extras;
-  for (const std::string &X : Metadata.getAll("Provides-Extra"))
-    Extras.insert(normalizeDistributionName(StringRef(X).trim()));
-  for (const std::string &T : Selected) {
-    std::string Extra = deviceExtraName(T);
-    if (Extras.insert(normalizeDistributionName(Extra)).second)
-      Metadata.append("Provides-Extra", Extra);
-    Metadata.append("Requires-Dist", deviceDistributionName(Dist, T) +
-                                         "==" + W.version().str() +
-                                         "; extra == \"" + Extra + "\"");
+  Metadata.append("Requires-Dist", "rocm-bootstrap");
+  struct Pin {
+    std::string Dist, Target;
+  };
+  std::vector<Pin> Pins; // extra lines, for the variant wheel
+  for (const std::string &T : TargetKeys) {
+    Metadata.append("Provides-Extra", "device-" + T);
+    for (const PackagingBundle &B : packagingChain(T))
+      if (Keys.count(B.Key)) {
+        Pins.push_back({deviceDistName(Prefix, B.Key), T});
+        Metadata.append("Requires-Dist", Pins.back().Dist + " == " + Version +
+                                             "; extra == \"device-" + T +
+                                             "\"");
+      }
   }
+  Metadata.append("Provides-Extra", "device-all");
+  std::set<std::string> AllDists;
+  for (const std::string &K : Keys)
+    AllDists.insert(deviceDistName(Prefix, K));
+  for (const std::string &D : AllDists)
+    Metadata.append("Requires-Dist",
+                    D + " == " + Version + "; extra == \"device-all\"");
   Host.addText(MetadataEntry->Name, Metadata.str(), TextMethod);
   if (Error E = Host.write())
     return E;
-
-  // One device wheel per target.
-  std::vector<std::pair<std::string, std::unique_ptr<WheelBuilder>>> Devices;
-  for (const std::string &T : Selected) {
-    WheelName DevName = W.name();
-    DevName.Distribution = deviceDistributionName(Dist, T);
-    std::string DevDistInfo = DevName.distInfoDir();
-    auto Dev = std::make_unique<WheelBuilder>(
-        Opts.OutputDir + "/" + DevName.fileName(), DevDistInfo, TextMethod);
-    auto A = ArchiveOf.find(T);
-    if (A != ArchiveOf.end())
-      Dev->addFile(KpackDir + "/" + Dist + "_" + T + ".kpack", A->second,
-                   Opts.Compression.Scheme == ArchiveCompression::None
-                       ? BinaryMethod
-                       : ZipMethod::Stored,
-                   ZipDefaultFileMode);
-    std::string HostData = W.dataDir() + "/";
-    for (const Item *It : DatabaseItems[T]) {
-      StringRef Name = It->E->Name;
-      std::string DevPath = Name.consume_front(HostData)
-                                ? DevName.dataDir() + "/" + Name.str()
-                                : Name.str();
-      Dev->addRaw(DevPath, Zip, *It->E, It->Row);
-    }
-    std::string WheelText = "Wheel-Version: 1.0\nGenerator: kpack split-wheel\n"
-                            "Root-Is-Purelib: " +
-                            std::string(W.rootIsPurelib() ? "true" : "false") +
-                            "\n";
-    for (const std::string &Tag : W.tags())
-      WheelText += "Tag: " + Tag + "\n";
-    if (std::optional<std::string> Build = W.wheelFile().get("Build"))
-      WheelText += "Build: " + *Build + "\n";
-    Dev->addText(DevDistInfo + "/WHEEL", WheelText, TextMethod);
-    std::string MetadataText =
-        "Metadata-Version: 2.1\nName: " + DevName.Distribution +
-        "\nVersion: " + W.version().str() + "\nSummary: " + T +
-        " device code of " + W.projectName().str() + " " + W.version().str() +
-        " (kpack archive)\nRequires-Dist: " + W.projectName().str() +
-        "==" + W.version().str() + "\n";
-    Dev->addText(DevDistInfo + "/METADATA", MetadataText, TextMethod);
-    if (Error E = Dev->write())
-      return E;
-    Devices.emplace_back(T, std::move(Dev));
-  }
-
-  // Everything is written: make it visible.
+  std::vector<std::pair<WrittenWheel, std::string>> Staged; // wheel, out name
   Expected<WrittenWheel> HostDone = Host.commit("");
   if (!HostDone)
     return HostDone.takeError();
-  Result.Host = std::move(*HostDone);
-  for (auto &[T, Dev] : Devices) {
-    Expected<WrittenWheel> Done = Dev->commit(T);
+  Staged.push_back({*HostDone, HostOut});
+
+  // The variant wheel: the host wheel with variant markers and
+  // variant.json.
+  if (Opts.GenerateVariantWheel) {
+    std::string VariantFile =
+        StringRef(HostFile).drop_back(4).str() + "-" + Opts.VariantLabel +
+        ".whl";
+    WheelBuilder Variant(StageWheel(VariantFile), W.distInfoDir().str(),
+                         TextMethod);
+    Expected<WheelFile> HostWheel = WheelFile::open(HostDone->Path);
+    if (!HostWheel)
+      return HostWheel.takeError();
+    for (const ZipEntry &E : HostWheel->zip().entries())
+      if (!HostWheel->isRecordFile(E.Name) && E.Name != MetadataEntry->Name) {
+        Expected<RecordEntry> Row = HostWheel->readVerified(E, nullptr);
+        if (!Row)
+          return Row.takeError();
+        Variant.addRaw(E.Name, HostWheel->zip(), E, std::move(*Row));
+      }
+    WheelHeaderFile VM = W.metadata();
+    if (metadataVersion(VM) < std::make_pair(2u, 1u))
+      VM.set("Metadata-Version", "2.1");
+    VM.append("Requires-Dist", "rocm-bootstrap");
+    for (const std::string &T : TargetKeys) {
+      VM.append("Provides-Extra", "device-" + T);
+      for (const Pin &P : Pins)
+        if (P.Target == T) {
+          VM.append("Requires-Dist", P.Dist + " == " + Version +
+                                         "; extra == \"device-" + T + "\"");
+          VM.append("Requires-Dist", P.Dist + " == " + Version +
+                                         "; \"amd :: gfx_arch :: " + T +
+                                         "\" in variant_properties");
+        }
+    }
+    VM.append("Provides-Extra", "device-all");
+    for (const std::string &D : AllDists)
+      VM.append("Requires-Dist",
+                D + " == " + Version + "; extra == \"device-all\"");
+    Variant.addText(MetadataEntry->Name, VM.str(), TextMethod);
+    Variant.addText(W.distInfoDir().str() + "/variant.json",
+                    variantJson(TargetKeys), TextMethod);
+    if (Error E = Variant.write())
+      return E;
+    Expected<WrittenWheel> Done = Variant.commit("");
     if (!Done)
       return Done.takeError();
-    Result.Devices.push_back(std::move(*Done));
+    Staged.push_back(
+        {*Done, Opts.DirectoryOutput ? StringRef(VariantFile).drop_back(4).str()
+                                     : VariantFile});
   }
+
+  // One device wheel per bundle key.
+  const std::string Tag = W.name().tags();
+  for (const std::string &K : Keys) {
+    PackagingBundle B = *lookupBundle(K);
+    std::string Dist = deviceDistName(Prefix, K);
+    std::string FileDist = Dist;
+    std::replace(FileDist.begin(), FileDist.end(), '-', '_');
+    std::string DevDistInfo = FileDist + "-" + Version + ".dist-info";
+    std::string DevFile = FileDist + "-" + Version + "-" + Tag + ".whl";
+    WheelBuilder Dev(StageWheel(DevFile), DevDistInfo, TextMethod);
+    for (const auto &[T, Path] : ArchivesOf[K])
+      Dev.addFile(OverlayDir + ".kpack/" + Group + "_" + T + ".kpack", Path,
+                  Opts.Compression.Scheme == ArchiveCompression::None
+                      ? BinaryMethod
+                      : ZipMethod::Stored,
+                  ZipDefaultFileMode);
+    for (const Item *It : DatabaseItems[K])
+      Dev.addRaw(It->E->Name, Zip, *It->E, It->Row);
+    std::string WheelText = "Wheel-Version: 1.0\n"
+                            "Generator: rocm-kpack-split-python-wheels\n"
+                            "Root-Is-Purelib: false\n";
+    for (const std::string &T : W.tags())
+      WheelText += "Tag: " + T + "\n";
+    Dev.addText(DevDistInfo + "/WHEEL", WheelText, TextMethod);
+    std::string M = "Metadata-Version: 2.4\nName: " + Dist +
+                    "\nVersion: " + Version +
+                    "\nSummary: AMD device kernels (" + B.DisplayName +
+                    ") for " + Name + "\nRequires-Dist: " + Name +
+                    " == " + Version + "\n";
+    for (const std::string &Dep : Opts.DeviceRequiresDist) {
+      if (StringRef(Dep).contains("@GFXARCH@") &&
+          B.Level != BundleLevel::Target)
+        continue;
+      std::string Expanded = Dep;
+      for (size_t At; (At = Expanded.find("@GFXARCH@")) != std::string::npos;)
+        Expanded.replace(At, 9, K);
+      M += "Requires-Dist: " + Expanded + "\n";
+    }
+    if (B.Level == BundleLevel::Target)
+      for (const PackagingBundle &Parent : ArrayRef(packagingChain(K)).drop_front())
+        if (Keys.count(Parent.Key))
+          M += "Requires-Dist: " + deviceDistName(Prefix, Parent.Key) +
+               " == " + Version + "\n";
+    Dev.addText(DevDistInfo + "/METADATA", M, TextMethod);
+    Dev.addText(DevDistInfo + "/top_level.txt", Overlay + "\n", TextMethod);
+    if (Error E = Dev.write())
+      return E;
+    Expected<WrittenWheel> Done = Dev.commit(K);
+    if (!Done)
+      return Done.takeError();
+    Staged.push_back(
+        {*Done,
+         Opts.DirectoryOutput ? StringRef(DevFile).drop_back(4).str() : DevFile});
+  }
+
+  // Exploded directories instead of wheels, if asked.
+  if (Opts.DirectoryOutput)
+    for (auto &[Wheel, Out] : Staged) {
+      Expected<unsigned> Files = explodeWheel(Wheel.Path, (*Txn)->staged(Out));
+      if (!Files)
+        return Files.takeError();
+      sys::fs::remove(Wheel.Path);
+      Wheel.Files = *Files;
+    }
+
+  // Everything is written: make it visible, all at once.
+  std::vector<std::string> Names;
+  for (auto &[Wheel, Out] : Staged)
+    Names.push_back(Out);
+  if (Error E = (*Txn)->commit(Names))
+    return E;
+  for (auto &[Wheel, Out] : Staged)
+    Wheel.Path = OutputDir + "/" + Out;
+  Result.Host = Staged.front().first;
+  size_t Next = 1;
+  if (Opts.GenerateVariantWheel)
+    Result.Variant = Staged[Next++].first;
+  for (; Next < Staged.size(); ++Next)
+    Result.Devices.push_back(Staged[Next].first);
   return Result;
 }
 
@@ -631,8 +1067,6 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     if (Error E = checkNotAnInput(Output, Inputs))
       return E;
 
-  const std::string Dist = wheelFileDistributionName(H.projectName());
-  const std::string DevicePrefix = normalizeDistributionName(Dist) + "-device-";
   const ZipEntry *MetadataEntry =
       H.zip().find(H.distInfoDir().str() + "/METADATA");
   const ZipEntry *WheelEntry = H.zip().find(H.distInfoDir().str() + "/WHEEL");
@@ -669,7 +1103,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
       return makeError("'" + DevPath + "': " + Msg);
     };
     std::string DevNorm = normalizeDistributionName(D->projectName());
-    if (!StringRef(DevNorm).starts_with(DevicePrefix))
+    if (DevNorm == normalizeDistributionName(H.projectName()))
       return Fail("not a device wheel of " + quoteInput(H.projectName()) +
                   " (its distribution is " + quoteInput(D->projectName()) + ")");
     bool Pinned = false;
@@ -685,8 +1119,6 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
     if (D->name().tags() != H.name().tags())
       return Fail("tags " + D->name().tags() + " differ from the host "
                   "wheel's " + H.name().tags());
-    if (D->rootIsPurelib() != H.rootIsPurelib())
-      return Fail("Root-Is-Purelib differs from the host wheel's");
     if (!Included.insert(DevNorm).second)
       return Fail("a device wheel of the same distribution was given before");
     Devices.push_back(std::move(*D));

@@ -1,11 +1,13 @@
 //===- kpack/WheelSplit.h - Host and device wheels --------------*- C++ -*-===//
 //
 // `kpack split-wheel` and `kpack recombine-wheels` (docs/wheels.md): a fat
-// ROCm wheel becomes a host wheel (every fat ELF file converted through the
-// emission library, database files removed, one extra per target) and one
-// device wheel per target ID holding that target's archive under
-// _<dist>_kpack/ and its database files; recombination overlays device
-// wheels onto their host wheel again. Outputs are deterministic.
+// ROCm wheel becomes, as upstream's split_python_wheels writes them, a host
+// wheel (every fat ELF file under the overlay root converted through the
+// emission library, database files removed, one `device-<target>` extra per
+// target) and one device wheel per rocm_bootstrap bundle key holding the
+// archives under <overlay>/.kpack/ and its database files; recombination
+// overlays device wheels onto their host wheel again. Outputs are
+// deterministic.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_WHEELSPLIT_H
@@ -18,54 +20,66 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kpack {
 
-/// The distribution of the device wheel of TargetId for the distribution
-/// whose file-name form is Dist: "<dist>_device_<target>" with the target
-/// as targetIdNamePart(TargetId, '_') ("pkg_device_gfx90a_xnack_plus").
-std::string deviceDistributionName(llvm::StringRef Dist,
-                                   llvm::StringRef TargetId);
-/// The extra that pulls that device wheel: targetIdNamePart(TargetId, '-')
-/// ("gfx942", "gfx11-generic", "gfx90a-xnack-plus").
-std::string deviceExtraName(llvm::StringRef TargetId);
-/// The directory, relative to the install root, that holds the archives:
-/// "_<dist>_kpack" (no __init__.py: several device wheels overlay it).
-std::string kpackDirectoryName(llvm::StringRef Dist);
-
 struct WheelSplitOptions {
   std::string OutputDir;
-  /// Target IDs to write device wheels for; empty: every target the wheel
-  /// holds code or database files for. Code and database files of other
-  /// targets are left out.
+  /// Device distributions are "<prefix>-<bundle key>" (`--device-package-
+  /// prefix`); empty: "<normalised host name>-device".
+  std::string DevicePackagePrefix;
+  /// The directory of the wheel whose fat binaries are converted and under
+  /// which .kpack/ goes (`--overlay-root`, "torch/"); empty: the one name
+  /// of top_level.txt.
+  std::string OverlayRoot;
+  /// Extra Requires-Dist lines of target-level device wheels; "@GFXARCH@"
+  /// becomes the bundle key.
+  std::vector<std::string> DeviceRequiresDist;
+  /// Target IDs to keep; empty: every target the wheel holds. Code objects
+  /// and database files of other targets are left out.
   std::vector<std::string> Targets;
-  /// Kernel-database handler names (`--split-databases`).
+  /// Kernel-database handler names (`--databases`, `--wheel-type`).
   std::vector<std::string> DatabaseHandlers;
+  /// Exploded directories instead of .whl files (`--output-format`).
+  bool DirectoryOutput = false;
+  /// Also the PEP 817 variant wheel, "<host>-<VariantLabel>.whl".
+  bool GenerateVariantWheel = false;
+  std::string VariantLabel = "variant";
+  /// Where scratch files go; empty: a directory in OutputDir.
+  std::string TmpDir;
   CompressionSettings Compression;
   unsigned Threads = 0; ///< 0: all cores
+  /// Called with one line per step when set (`--verbose`).
+  std::function<void(const std::string &)> Log;
 };
 
-/// One wheel written.
+/// One wheel (or exploded wheel directory) written.
 struct WrittenWheel {
   std::string Path;
-  std::string TargetId; ///< empty for the host wheel
+  std::string BundleKey; ///< empty for the host and the variant wheel
   uint64_t Size = 0;
   unsigned Files = 0; ///< entries, RECORD included
 };
 
 struct WheelSplitResult {
   WrittenWheel Host;
-  std::vector<WrittenWheel> Devices; ///< sorted by target ID
+  std::optional<WrittenWheel> Variant;
+  std::vector<WrittenWheel> Devices; ///< sorted by bundle key
+  std::vector<std::string> Architectures; ///< target IDs found, sorted
   unsigned ConvertedBinaries = 0;
   unsigned DatabaseFiles = 0;
   unsigned DroppedFiles = 0; ///< database files of unselected targets
+  /// Fat binaries outside the overlay root, left as they are.
+  std::vector<std::string> FatOutsideOverlay;
 };
 
-/// Splits FatWheel into OptionsOutputDir/<same file name> (host) and one
-/// device wheel per target. The input is never modified; an output path
-/// equal to the input is an error.
+/// Splits FatWheel into OutputDir/<same file name> (host) and one device
+/// wheel per bundle key (docs/wheels.md). Every output appears together or
+/// none does (also on SIGINT/SIGTERM/SIGHUP); the input is never modified.
 llvm::Expected<WheelSplitResult> splitWheel(llvm::StringRef FatWheel,
                                             const WheelSplitOptions &Options);
 

@@ -8,9 +8,13 @@
 #   pkg/lib/libpkg_core.so              its symlink, a copy in the wheel
 #   pkg/lib/libplain.so                 a library without device code
 #   pkg/lib/aotriton.images/amd-<target>/flash/attn_fwd/*.aks2
-#                                       AOTriton-style kernel images
-# packed by pack_wheel.py as `wheel` packs (extra arguments go to it). The
-# tree is left in OUTDIR/tree. The libraries are compiled once per version
+#                                       AOTriton-style kernel images, also
+#                                       for the family directories named in
+#                                       $AOTRITON_FAMILIES ("gfx9xx gfx94x")
+# packed by pack_wheel.py as `wheel` packs (extra arguments go to it), and
+# OUTDIR/bootstrap/rocm_bootstrap-1.0-py3-none-any.whl, a stand-in for the
+# rocm-bootstrap distribution every split host wheel requires. The tree is
+# left in OUTDIR/tree. The libraries are compiled once per version
 # of their sources into a cache beside OUTDIR (under a lock: lit runs the
 # tests in parallel).
 # usage: build_fat_wheel.sh CLANGXX INCLUDE_DIR KPACK_LIB_DIR PYTHON OUTDIR [pack_wheel.py options]
@@ -43,7 +47,7 @@ rm -rf "$OUT/tree" && mkdir -p "$OUT/tree/pkg/lib"
 cp "$SRC/pkg/__init__.py" "$SRC/pkg/util.py" "$OUT/tree/pkg/"
 cp -P "$CACHE/libpkg_core.so.1" "$CACHE/libpkg_core.so" "$CACHE/libpkg_ext.so" "$CACHE/libplain.so" \
   "$OUT/tree/pkg/lib/"
-for T in gfx90a:xnack+ gfx942 gfx11-generic; do
+for T in gfx90a:xnack+ gfx942 gfx11-generic ${AOTRITON_FAMILIES:-}; do
   D="$OUT/tree/pkg/lib/aotriton.images/amd-$T/flash/attn_fwd"
   mkdir -p "$D"
   for N in 0 1; do
@@ -51,3 +55,8 @@ for T in gfx90a:xnack+ gfx942 gfx11-generic; do
   done
 done
 "$PY" "$SRC/pack_wheel.py" "$OUT/tree" "$OUT" "$@" > /dev/null
+rm -rf "$OUT/bootstrap-tree" && mkdir -p "$OUT/bootstrap-tree/rocm_bootstrap"
+echo '"""Stand-in for rocm-bootstrap (kpack wheel tests)."""' \
+  > "$OUT/bootstrap-tree/rocm_bootstrap/__init__.py"
+"$PY" "$SRC/pack_wheel.py" "$OUT/bootstrap-tree" "$OUT/bootstrap" --name rocm_bootstrap \
+  --purelib --tag py3-none-any > /dev/null

@@ -81,7 +81,8 @@ def main():
                           stat.S_IMODE(st.st_mode) | stat.S_IFMT(st.st_mode)))
     files.append((dist_info + "/METADATA", metadata.encode(), 0o100644))
     files.append((dist_info + "/WHEEL", wheel.encode(), 0o100644))
-    files.append((dist_info + "/top_level.txt", b"pkg\n", 0o100644))
+    files.append((dist_info + "/top_level.txt",
+                  (sorted(os.listdir(a.tree))[0] + "\n").encode(), 0o100644))
 
     wheel_name = "%s-%s-%s.whl" % (a.name, a.version, a.tag)
     out = os.path.join(a.outdir, wheel_name)
