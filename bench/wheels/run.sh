@@ -4,7 +4,8 @@
 #   1. the test package of test/lit/wheels (two HIP libraries for
 #      gfx90a:xnack+, gfx942 and gfx11-generic, a symlinked soname, AOTriton-
 #      style images), split with --split-databases aotriton;
-#   2. a wheel around Debian's librocsparse (1.3 GB, seven targets):
+#   2. a wheel around Debian's librocsparse (1.3 GB, seven targets, six of
+#      which have a device-wheel bundle):
 #      rocsparse_bench/__init__.py and rocsparse_bench/lib/librocsparse.so.0,
 #      packed as `wheel` packs (deflate), split with zstd-3 archives.
 # For each: the fat wheel, the host wheel and every device wheel in bytes,
@@ -64,5 +65,8 @@ echo "packing the fat wheel (zipfile, deflate): $(awk -v s="$START" -v e="$(date
 rm -rf "$WORK/rs/tree"
 FAT=$WORK/rs/fat/rocsparse_bench-5.2-py3-none-linux_x86_64.whl
 cat "$FAT" > /dev/null
-split "$FAT" "$WORK/rs/split"
+# gfx803 has no device-wheel bundle (rocm_bootstrap's tables, docs/wheels.md):
+# the other six targets.
+split "$FAT" "$WORK/rs/split" \
+  --targets gfx1030,gfx900:xnack-,gfx906:xnack-,gfx908:xnack-,gfx90a:xnack+,gfx90a:xnack-
 report "$FAT" "$WORK/rs/split"
