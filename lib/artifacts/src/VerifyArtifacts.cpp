@@ -13,6 +13,7 @@
 #include "kpack/ArtifactTree.h"
 #include "kpack/BundleCodec.h"
 #include "kpack/CodeObjectCheck.h"
+#include "kpack/DatabaseHandlers.h"
 #include "kpack/HostBinary.h"
 #include "kpack/TargetId.h"
 
@@ -83,23 +84,50 @@ char xnackOf(const TargetId &T) {
   return T.Xnack == FeatureState::On ? '+' : T.Xnack == FeatureState::Off ? '-' : 0;
 }
 
-/// A name token of target (P, X) belongs in the artifact of target T: same
-/// processor, and no xnack state that contradicts T's.
-bool belongsTo(const std::pair<std::string, char> &Tok, const TargetId &T) {
-  if (Tok.first != T.Processor)
-    return false;
-  char TX = xnackOf(T);
-  return !Tok.second || !TX || Tok.second == TX;
-}
-
 struct Artifact {
   std::string Name, Path, Component, Suffix;
   bool Generic = false;
   std::optional<TargetId> Target; ///< per-target artifacts
+  /// baseArch(Suffix), split's routing of database files ("gfx90a" for
+  /// "gfx90a:xnack+"); empty for a suffix that is neither a target ID nor a
+  /// bare processor name such as "gfx11" (a recombined group).
+  std::string Base;
+  /// Suffix is its own base arch: the artifact split writes database files
+  /// of that base arch to, in any feature spelling.
+  bool IsBaseArch = false;
   std::vector<std::string> Prefixes;
   bool ManifestOk = false;
   std::vector<TreeEntry> Files; ///< relative to the artifact
 };
+
+/// The base arch whose artifact split writes a processor's database files
+/// to: the processor itself, a generic one as upstream's Tensile pattern
+/// cuts it ("gfx11-generic" -> "gfx11", "gfx9-4-generic" -> "gfx9").
+std::string databaseArchOf(StringRef Processor) {
+  std::string B = baseArch(Processor);
+  if (!StringRef(B).ends_with("-generic"))
+    return B;
+  size_t E = 3;
+  while (E < B.size() && isAlnum(B[E]))
+    ++E;
+  return B.substr(0, E);
+}
+
+/// A name token (processor P, xnack state X) belongs in artifact A: P has A's
+/// base arch (a generic P also in the artifact of its cut, as split routes
+/// Tensile's "gfx11-generic" files to "gfx11"); in an artifact named by a
+/// target ID with xnack, no contradicting xnack state (it holds that
+/// target's archive only). A base-arch artifact takes every variant.
+bool belongsTo(const std::pair<std::string, char> &Tok, const Artifact &A) {
+  std::string TokBase = baseArch(Tok.first);
+  if (TokBase != A.Base &&
+      !(A.IsBaseArch && isGenericProcessor(TokBase) &&
+        databaseArchOf(TokBase) == A.Base))
+    return false;
+  char TX = A.Target ? xnackOf(*A.Target) : 0;
+  return !Tok.second || !TX || Tok.second == TX;
+}
+
 
 struct OpenArchive {
   std::string Label; ///< "<artifact>/<relpath>"
@@ -175,8 +203,17 @@ Expected<ArtifactsReport> Verifier::run() {
       A.Component = Parts->first;
       A.Suffix = Parts->second;
       A.Generic = A.Suffix == "generic";
-      if (!A.Generic)
+      if (!A.Generic) {
         A.Target = parseTargetId(A.Suffix);
+        // A bare processor name that is no target ID ("gfx11", "gfx9": the
+        // base arch split reads from Tensile's generic names) is one too.
+        auto Toks = targetsInName(A.Suffix);
+        if (A.Target || (Toks.size() == 1 && Toks[0].first == A.Suffix &&
+                         !Toks[0].second)) {
+          A.Base = baseArch(A.Suffix);
+          A.IsBaseArch = A.Base == A.Suffix;
+        }
+      }
     }
     Report.Artifacts.push_back(N);
     Artifacts.push_back(std::move(A));
@@ -321,7 +358,7 @@ void Verifier::checkSeparation() {
   for (const Artifact &A : Artifacts) {
     if (A.Generic || A.Component.empty())
       continue;
-    if (!A.Target) {
+    if (A.Base.empty()) {
       C.Notes.push_back(A.Name + ": '" + A.Suffix +
                         "' is no target ID (a recombined group): not checked");
       continue;
@@ -330,12 +367,13 @@ void Verifier::checkSeparation() {
     for (const TreeEntry &E : A.Files) {
       ++N;
       for (const auto &Tok : targetsInName(E.RelPath))
-        if (!belongsTo(Tok, *A.Target)) {
+        if (!belongsTo(Tok, A)) {
           std::string T = Tok.first;
           if (Tok.second)
             T += std::string(":xnack") + Tok.second;
           C.Problems.push_back(A.Name + "/" + E.RelPath + ": names " + T +
-                               ", not " + A.Target->str());
+                               ", not " +
+                               (A.Target ? A.Target->str() : A.Suffix));
           break;
         }
     }
@@ -531,10 +569,12 @@ void Verifier::checkVariants() {
 }
 
 void Verifier::checkDatabases() {
-  // Database files of a component lie in the artifact of their target, at
-  // their installed path. A processor that has code objects but no database
-  // file in a directory where other processors with code objects have some
-  // lost them (rocm-systems #7645 dropped xnack-variant Tensile files).
+  // Database files of a component lie in the artifact of their base arch
+  // (split's routing: gfx90a-xnack+ files in <component>_gfx90a), at their
+  // installed path. A base arch that has code objects (of any feature
+  // variant) but no database file in a directory where other base archs
+  // with code objects have some lost them (rocm-systems #7645 dropped
+  // xnack-variant Tensile files: the base-arch artifact lacks them).
   ArtifactCheck &C = check("database files for every target with code");
   // Component -> processor -> directories holding its non-archive files.
   std::map<std::string, std::map<std::string, std::set<std::string>>> Dirs;
@@ -542,13 +582,13 @@ void Verifier::checkDatabases() {
   for (const auto &O : Archives)
     for (const std::string &G : O->Reader->gfxArches())
       if (std::optional<TargetId> T = parseTargetId(G))
-        WithCode[O->Component].insert(T->Processor);
+        WithCode[O->Component].insert(databaseArchOf(T->Processor));
   for (const Artifact &A : Artifacts) {
-    if (A.Generic || !A.Target)
+    if (A.Generic || A.Base.empty())
       continue;
     for (const TreeEntry &E : A.Files)
       if (!StringRef(E.RelPath).ends_with(".kpack"))
-        Dirs[A.Component][A.Target->Processor].insert(
+        Dirs[A.Component][A.Base].insert(
             sys::path::parent_path(E.RelPath, sys::path::Style::posix).str());
   }
   for (const auto &[Component, Procs] : WithCode) {
@@ -563,7 +603,7 @@ void Verifier::checkDatabases() {
                                ", where " + Other + " has some");
     C.Notes.push_back(Component + ": " + std::to_string(DirOwner.size()) +
                       " database directories, " + std::to_string(Procs.size()) +
-                      " processors with code objects");
+                      " base archs with code objects");
   }
 }
 

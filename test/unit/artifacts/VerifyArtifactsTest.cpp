@@ -93,6 +93,46 @@ TEST_F(VerifyArtifactsTree, ForeignFileInTargetArtifact) {
       << report();
 }
 
+// Split's routing (docs/split.md): database files of every feature variant
+// in the artifact of their base arch, Tensile's gfx11-generic files in
+// gfx11's; the artifact of a full target ID holds that target's files only.
+TEST_F(VerifyArtifactsTree, BaseArchArtifactTakesEveryVariant) {
+  write("blas_lib_generic/artifact_manifest.txt", "stage\n");
+  write("blas_lib_generic/stage/include/blas.h", "#pragma once\n");
+  write("blas_lib_gfx90a/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx90a/stage/lib/rocblas/library/TensileLibrary_lazy_gfx90a-xnack+.hsaco", "x");
+  write("blas_lib_gfx90a/stage/lib/rocblas/library/TensileLibrary_lazy_gfx90a:xnack-.dat", "x");
+  write("blas_lib_gfx90a/stage/lib/rocblas/library/gfx90a/TensileManifest.txt", "x");
+  write("blas_lib_gfx942/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx942/stage/lib/hipblaslt/library/Kernels.so-000-gfx942-sramecc+-xnack-.hsaco", "x");
+  write("blas_lib_gfx11/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx11/stage/lib/rocblas/library/TensileLibrary_gfx11-generic.co", "x");
+  llvm::Expected<ArtifactsReport> R = verifyArtifacts(Root);
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ(R->problemCount(), 0u) << report();
+}
+
+TEST_F(VerifyArtifactsTree, OtherBaseArchOrVariantIsForeign) {
+  write("blas_lib_generic/artifact_manifest.txt", "stage\n");
+  write("blas_lib_generic/stage/include/blas.h", "#pragma once\n");
+  write("blas_lib_gfx90a/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx90a/stage/lib/rocblas/library/TensileLibrary_lazy_gfx942-xnack+.hsaco", "x");
+  write("blas_lib_gfx11/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx11/stage/lib/rocblas/library/TensileLibrary_gfx1100.co", "x");
+  write("blas_lib_gfx90a:xnack+/artifact_manifest.txt", "stage\n");
+  write("blas_lib_gfx90a:xnack+/stage/lib/rocblas/library/TensileLibrary_lazy_gfx90a-xnack-.dat", "x");
+  llvm::Expected<ArtifactsReport> R = verifyArtifacts(Root);
+  ASSERT_TRUE(static_cast<bool>(R));
+  EXPECT_EQ(R->problemCount(), 3u) << report();
+  std::string S = report();
+  EXPECT_NE(S.find("TensileLibrary_lazy_gfx942-xnack+.hsaco: names gfx942:xnack+, not gfx90a"),
+            std::string::npos) << S;
+  EXPECT_NE(S.find("TensileLibrary_gfx1100.co: names gfx1100, not gfx11"),
+            std::string::npos) << S;
+  EXPECT_NE(S.find("TensileLibrary_lazy_gfx90a-xnack-.dat: names gfx90a:xnack-, not gfx90a:xnack+"),
+            std::string::npos) << S;
+}
+
 TEST_F(VerifyArtifactsTree, MissingDirectoryIsAnError) {
   llvm::Expected<ArtifactsReport> R = verifyArtifacts((Root + "/none").str());
   ASSERT_FALSE(static_cast<bool>(R));
