@@ -63,6 +63,27 @@ TEST(CodeObjectCheck, CodeObjectForAnotherTargetFails) {
             "code object is built for gfx90a:xnack+, not gfx90a:xnack-");
 }
 
+// A strict target's code object has its processor's machine number; the
+// entry keeps the strict identity, and a strict entry takes no other
+// processor's code (upstream test_strict_identity.py).
+TEST(CodeObjectCheck, StrictTargetTakesItsProcessorsCodeObject) {
+  const unsigned Gfx1250 = llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX1250;
+  auto R = checkArchiveEntry("gfx1250-strict", amdgpuHeader(Gfx1250),
+                             OpaqueEntries::Reject);
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ((*R)->str(), "gfx1250-strict");
+  auto Plain = checkArchiveEntry("gfx1250", amdgpuHeader(Gfx1250),
+                                 OpaqueEntries::Reject);
+  ASSERT_TRUE(static_cast<bool>(Plain)) << llvm::toString(Plain.takeError());
+  EXPECT_EQ((*Plain)->str(), "gfx1250");
+  EXPECT_EQ(errorOf(checkArchiveEntry("gfx1100-strict", amdgpuHeader(Gfx1250),
+                                      OpaqueEntries::Reject)),
+            "code object is built for gfx1250, not gfx1100-strict");
+  EXPECT_EQ(errorOf(checkArchiveEntry("gfx1250-strictx", amdgpuHeader(Gfx1250),
+                                      OpaqueEntries::Reject)),
+            "code object is built for gfx1250, not gfx1250-strictx");
+}
+
 TEST(CodeObjectCheck, OpaqueBytesFollowThePolicy) {
   std::vector<uint8_t> Blob = {'b', 'l', 'o', 'b'};
   auto Allowed = checkArchiveEntry("gfx1100", Blob, OpaqueEntries::Allow);
