@@ -36,15 +36,8 @@ done
 W=$(mktemp -d "$SCRATCH/kpack-cpu-profile.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 A=$W/unsplit/math_lib_all
-for p in rocSPARSE:librocsparse.so.0.1:librocsparse.so.0 rocRAND:librocrand.so.1.1:librocrand.so.1; do
-  IFS=: read -r proj file soname <<< "$p"
-  d=$A/math-libs/$proj/stage/lib
-  mkdir -p "$d"
-  cp --preserve=mode,timestamps "$LIB/$file" "$d/$file"
-  ln -s "$file" "$d/$soname"
-  ln -s "$soname" "$d/${soname%.*}"
-done
-printf 'math-libs/rocSPARSE/stage\nmath-libs/rocRAND/stage\n' > "$A/artifact_manifest.txt"
+source "$(dirname "$0")/artifact.sh"
+make_unsplit_artifact "$A" "$LIB"
 # Valgrind 3.19 cannot read clang's DWARF 5: a copy without debug info
 # (the symbol table stays).
 cp "$BUILD/bin/kpack" "$W/kpack"

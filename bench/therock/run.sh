@@ -28,18 +28,10 @@ done
 W=$(mktemp -d "$SCRATCH/kpack-therock-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-# The unsplit artifact: <name>_<component>_<family>, one prefix per library
-# (TheRock stages every subproject in its own stage directory).
+# The unsplit artifact: <name>_<component>_<family> (bench/therock/artifact.sh).
 A=$W/unsplit/math_lib_all
-for p in rocSPARSE:librocsparse.so.0.1:librocsparse.so.0 rocRAND:librocrand.so.1.1:librocrand.so.1; do
-  IFS=: read -r proj file soname <<< "$p"
-  d=$A/math-libs/$proj/stage/lib
-  mkdir -p "$d"
-  cp --preserve=mode,timestamps "$LIB/$file" "$d/$file"
-  ln -s "$file" "$d/$soname"
-  ln -s "$soname" "$d/${soname%.*}"
-done
-printf 'math-libs/rocSPARSE/stage\nmath-libs/rocRAND/stage\n' > "$A/artifact_manifest.txt"
+source "$(dirname "$0")/artifact.sh"
+make_unsplit_artifact "$A" "$LIB"
 cat > "$W/config.json" <<'JSON'
 {
   "primary_shard": "shard-gfx9",
