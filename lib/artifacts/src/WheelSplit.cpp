@@ -32,9 +32,6 @@
 #include <memory>
 #include <set>
 
-#include <dirent.h>
-#include <limits.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,41 +42,26 @@ using namespace kpack;
 
 namespace {
 
-/// The outputs of one split: everything is written into a staging
-/// directory inside the output directory (scratch files too, unless
-/// --tmp-dir names another place), then moved into place together. Files
-/// of the same names already there are moved aside first and put back if
-/// any step fails, so the output directory holds all new wheels or none.
-/// SIGINT, SIGTERM and SIGHUP remove the staging (and scratch) directory
-/// and undo a commit in progress before the process ends by the signal.
+/// The outputs of one split: everything is written into a staging tree
+/// inside the output directory (scratch files too, unless --tmp-dir names
+/// another place), then moved into place together (commitPathsTogether:
+/// outputs of the same names already there are put back if any step fails
+/// or a signal arrives). The staging and scratch trees are OutputDirectories
+/// trees: removed at the end, and on SIGINT, SIGTERM and SIGHUP.
 class OutputTransaction {
 public:
-  static Expected<std::unique_ptr<OutputTransaction>>
-  create(StringRef OutputDir, StringRef TmpDir) {
-    auto T = std::unique_ptr<OutputTransaction>(new OutputTransaction);
-    T->OutputDir = OutputDir.str();
-    if (Error E = makeUniqueDir(OutputDir, T->Staging))
+  Error open(StringRef OutputDir, StringRef TmpDir) {
+    this->OutputDir = OutputDir.str();
+    if (Error E = toError(
+            Trees.createTree(this->OutputDir, ".kpack-split-wheel", Staging)))
       return E;
-    T->Dirs.push_back(T->Staging);
-    if (!TmpDir.empty()) {
-      std::string Scratch;
-      if (Error E = makeUniqueDir(TmpDir, Scratch))
-        return E;
-      T->Dirs.push_back(Scratch);
-      T->Scratch = Scratch;
-    } else {
-      T->Scratch = T->Staging + "/scratch";
-      if (std::error_code EC = sys::fs::create_directory(T->Scratch))
-        return makeError("cannot create '" + T->Scratch + "': " +
-                         EC.message());
-    }
-    T->install();
-    return T;
-  }
-  ~OutputTransaction() {
-    uninstall();
-    for (const std::string &D : Dirs)
-      sys::fs::remove_directories(D);
+    if (!TmpDir.empty())
+      return toError(
+          Trees.createTree(TmpDir.str(), ".kpack-split-wheel", Scratch));
+    Scratch = Staging + "/scratch";
+    if (std::error_code EC = sys::fs::create_directory(Scratch))
+      return makeError("cannot create '" + Scratch + "': " + EC.message());
+    return Error::success();
   }
 
   const std::string &scratch() const { return Scratch; }
@@ -88,135 +70,17 @@ public:
 
   /// Moves the staged outputs Names into the output directory, all or none.
   Error commit(ArrayRef<std::string> Names) {
-    for (const std::string &N : Names) {
-      Moves.push_back({staged(N), OutputDir + "/" + N});
-      if (sys::fs::exists(OutputDir + "/" + N))
-        Backups.push_back({OutputDir + "/" + N,
-                           Staging + "/replaced-" +
-                               std::to_string(Backups.size())});
-    }
-    Error Failed = Error::success();
-    for (auto &[From, To] : Backups) {
-      if (std::error_code EC = sys::fs::rename(From, To)) {
-        Failed = makeError("cannot move '" + From + "' aside: " + EC.message());
-        break;
-      }
-      ++BackedUp;
-    }
-    if (!Failed)
-      for (auto &[From, To] : Moves) {
-        if (std::error_code EC = sys::fs::rename(From, To)) {
-          Failed = makeError("cannot rename '" + From + "' to '" + To +
-                             "': " + EC.message());
-          break;
-        }
-        ++Moved;
-      }
-    if (Failed) {
-      rollback();
-      return Failed;
-    }
-    Moved = 0; // done: nothing to undo any more
-    BackedUp = 0;
-    return Error::success();
+    std::vector<StagedPath> Paths;
+    for (const std::string &N : Names)
+      Paths.push_back({staged(N), OutputDir + "/" + N});
+    return toError(commitPathsTogether(Paths));
   }
 
 private:
-  OutputTransaction() = default;
-
-  static Error makeUniqueDir(StringRef Parent, std::string &Out) {
-    SmallString<256> Path;
-    if (std::error_code EC = sys::fs::createUniqueDirectory(
-            Parent + "/.kpack-split-wheel", Path))
-      return makeError("cannot create a scratch directory in '" + Parent +
-                       "': " + EC.message());
-    Out = Path.str().str();
-    return Error::success();
-  }
-
-  /// Undoes the renames done so far (async-signal-safe).
-  void rollback() {
-    for (int I = Moved; I-- > 0;)
-      removeTree(Moves[I].second.c_str());
-    Moved = 0;
-    for (int I = BackedUp; I-- > 0;)
-      ::rename(Backups[I].second.c_str(), Backups[I].first.c_str());
-    BackedUp = 0;
-  }
-
-  /// Removes a file or a directory tree with system calls only.
-  static void removeTree(const char *Path) {
-    struct stat St;
-    if (::lstat(Path, &St) != 0)
-      return;
-    if (!S_ISDIR(St.st_mode)) {
-      ::unlink(Path);
-      return;
-    }
-    if (DIR *D = ::opendir(Path)) {
-      char Child[PATH_MAX];
-      while (struct dirent *E = ::readdir(D)) {
-        if (!std::strcmp(E->d_name, ".") || !std::strcmp(E->d_name, ".."))
-          continue;
-        size_t L = std::strlen(Path), N = std::strlen(E->d_name);
-        if (L + 1 + N + 1 > sizeof(Child))
-          continue;
-        std::memcpy(Child, Path, L);
-        Child[L] = '/';
-        std::memcpy(Child + L + 1, E->d_name, N + 1);
-        removeTree(Child);
-      }
-      ::closedir(D);
-    }
-    ::rmdir(Path);
-  }
-
-  static constexpr int Signals[] = {SIGINT, SIGTERM, SIGHUP};
-  static OutputTransaction *Active;
-
-  static void onSignal(int Sig) {
-    if (OutputTransaction *T = Active) {
-      T->rollback();
-      for (const std::string &D : T->Dirs)
-        removeTree(D.c_str());
-    }
-    ::signal(Sig, SIG_DFL);
-    ::raise(Sig);
-  }
-
-  void install() {
-    Active = this;
-    struct sigaction SA;
-    std::memset(&SA, 0, sizeof(SA));
-    SA.sa_handler = onSignal;
-    sigemptyset(&SA.sa_mask);
-    for (int Sig : Signals)
-      sigaddset(&SA.sa_mask, Sig);
-    // A signal ignored on entry (nohup, a background job) stays ignored.
-    for (size_t I = 0; I < std::size(Signals); ++I)
-      if (::sigaction(Signals[I], nullptr, &Saved[I]) == 0 &&
-          Saved[I].sa_handler != SIG_IGN)
-        ::sigaction(Signals[I], &SA, nullptr);
-    Installed = true;
-  }
-  void uninstall() {
-    if (!Installed)
-      return;
-    for (size_t I = 0; I < std::size(Signals); ++I)
-      ::sigaction(Signals[I], &Saved[I], nullptr);
-    Active = nullptr;
-    Installed = false;
-  }
-
   std::string OutputDir, Staging, Scratch;
-  std::vector<std::string> Dirs; ///< removed at the end and on a signal
-  std::vector<std::pair<std::string, std::string>> Moves, Backups;
-  volatile sig_atomic_t Moved = 0, BackedUp = 0;
-  struct sigaction Saved[3];
-  bool Installed = false;
+  OutputDirectories Trees; ///< Staging and Scratch; undone on destruction
 };
 
-OutputTransaction *OutputTransaction::Active = nullptr;
 /// Recognises x86-64 ELF executables and shared objects from their first
 /// bytes as they stream, and copies such a file to a scratch file.
 class ElfExtractor {
@@ -652,11 +516,12 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       Opts.DirectoryOutput ? StringRef(HostFile).drop_back(4).str() : HostFile;
   if (Error E = checkNotAnInput(OutputDir + "/" + HostFile, {FatPath}))
     return E;
-  Expected<std::unique_ptr<OutputTransaction>> Txn = OutputTransaction::create(
-      OutputDir, Opts.TmpDir.empty() ? "" : absolutePath(Opts.TmpDir));
-  if (!Txn)
-    return Txn.takeError();
-  const std::string Scratch = (*Txn)->scratch();
+  OutputTransaction Txn;
+  if (Error E = Txn.open(OutputDir, Opts.TmpDir.empty()
+                                        ? ""
+                                        : absolutePath(Opts.TmpDir)))
+    return E;
+  const std::string Scratch = Txn.scratch();
 
   // Read every entry once: checked against RECORD, classified, x86-64 ELF
   // files extracted.
@@ -848,7 +713,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   ZipMethod TextMethod = MetadataEntry->Method;
   ZipMethod BinaryMethod = Items[BinItem.front()].E->Method;
   auto StageWheel = [&](const std::string &File) {
-    return (*Txn)->staged(File);
+    return Txn.staged(File);
   };
   WheelBuilder Host(StageWheel(HostFile), W.distInfoDir().str(), TextMethod);
   for (const Item &It : Items) {
@@ -1019,7 +884,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   // Exploded directories instead of wheels, if asked.
   if (Opts.DirectoryOutput)
     for (auto &[Wheel, Out] : Staged) {
-      Expected<unsigned> Files = explodeWheel(Wheel.Path, (*Txn)->staged(Out));
+      Expected<unsigned> Files = explodeWheel(Wheel.Path, Txn.staged(Out));
       if (!Files)
         return Files.takeError();
       sys::fs::remove(Wheel.Path);
@@ -1030,7 +895,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   std::vector<std::string> Names;
   for (auto &[Wheel, Out] : Staged)
     Names.push_back(Out);
-  if (Error E = (*Txn)->commit(Names))
+  if (Error E = Txn.commit(Names))
     return E;
   for (auto &[Wheel, Out] : Staged)
     Wheel.Path = OutputDir + "/" + Out;

@@ -245,63 +245,6 @@ Status kpack::writeFileAtomically(const std::string &Path, const void *Data,
   return F.commit();
 }
 
-Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
-  // Every file's contents first: a failure there changes no destination.
-  for (AtomicFile *F : Files)
-    if (Status S = F->finishContents()) {
-      for (AtomicFile *G : Files)
-        G->discard();
-      return S;
-    }
-  // Then the renames, each replaced destination kept under a backup name
-  // (a hard link) until all are done, so that a failing rename can put
-  // back what the earlier ones replaced.
-  struct Done {
-    std::string Path, Backup;
-  };
-  std::vector<Done> Committed;
-  auto RollBack = [&] {
-    for (const Done &D : Committed) {
-      if (D.Backup.empty())
-        ::unlink(D.Path.c_str());
-      else
-        ::rename(D.Backup.c_str(), D.Path.c_str());
-    }
-  };
-  for (AtomicFile *F : Files) {
-    std::string Backup;
-    struct stat St;
-    if (::lstat(F->path().c_str(), &St) == 0) {
-      Backup = F->tempPath() + ".old";
-      if (::link(F->path().c_str(), Backup.c_str()) != 0)
-        Backup.clear(); // cannot be put back: replaced all the same
-      else
-        llvm::sys::RemoveFileOnSignal(Backup);
-    }
-    std::string Path = F->path();
-    if (Status S = F->commit()) {
-      if (!Backup.empty()) {
-        ::unlink(Backup.c_str());
-        llvm::sys::DontRemoveFileOnSignal(Backup);
-      }
-      RollBack();
-      for (AtomicFile *G : Files)
-        G->discard();
-      for (const Done &D : Committed)
-        if (!D.Backup.empty())
-          llvm::sys::DontRemoveFileOnSignal(D.Backup);
-      return S;
-    }
-    Committed.push_back({Path, Backup});
-  }
-  for (const Done &D : Committed)
-    if (!D.Backup.empty()) {
-      ::unlink(D.Backup.c_str());
-      llvm::sys::DontRemoveFileOnSignal(D.Backup);
-    }
-  return Status::ok();
-}
-
 //===----------------------------------------------------------------------===//
 // OutputDirectories
 //===----------------------------------------------------------------------===//
@@ -351,6 +294,70 @@ void removeTreeAt(int ParentFd, const char *Name) {
   ::close(Fd);
 }
 
+/// The commit in progress (commitPathsTogether), for the signal handler.
+/// Its strings are built before it is published and not changed after.
+struct CommitJournal {
+  struct Step {
+    std::string Staged, Destination, Backup;
+    /// 0 not begun, 1 backing up the destination, 2 renaming the staged
+    /// path; set before the system call, so that rollBack() checks what
+    /// happened.
+    std::atomic<int> State{0};
+  };
+  std::vector<Step> Steps;
+  /// 1 renaming, 2 removing the backups, 3 being rolled back.
+  std::atomic<int> Phase{1};
+};
+std::atomic<CommitJournal *> ActiveCommit{nullptr};
+
+bool exists(const char *Path) {
+  struct stat St;
+  return ::lstat(Path, &St) == 0;
+}
+
+/// Undoes the steps done, last first, with system calls only
+/// (async-signal-safe).
+void rollBack(CommitJournal &J) {
+  for (size_t I = J.Steps.size(); I-- > 0;) {
+    CommitJournal::Step &S = J.Steps[I];
+    int State = S.State.load();
+    if (State == 0)
+      continue;
+    const char *Dest = S.Destination.c_str();
+    if (State == 2 && !exists(S.Staged.c_str()) &&
+        ::rename(Dest, S.Staged.c_str()) != 0)
+      removeTreeAt(AT_FDCWD, Dest);
+    const char *Backup = S.Backup.c_str();
+    if (!S.Backup.empty() && exists(Backup) && ::rename(Backup, Dest) != 0) {
+      // A directory to put back over a directory (not moved back).
+      removeTreeAt(AT_FDCWD, Dest);
+      ::rename(Backup, Dest);
+    }
+  }
+}
+
+void removeBackups(CommitJournal &J) {
+  for (CommitJournal::Step &S : J.Steps)
+    if (!S.Backup.empty())
+      removeTreeAt(AT_FDCWD, S.Backup.c_str());
+}
+
+/// The signal handler's part of a commit in progress.
+void interruptCommit() {
+  CommitJournal *J = ActiveCommit.load();
+  if (!J)
+    return;
+  // Renaming: undone here. Being rolled back (a failed commit, perhaps
+  // interrupted in the middle of that): again from the start, as rollBack()
+  // checks what is where. Done: only the backups are left to remove.
+  int Phase = 1;
+  J->Phase.compare_exchange_strong(Phase, 3);
+  if (Phase == 2)
+    removeBackups(*J);
+  else
+    rollBack(*J);
+}
+
 void removeRecorded() {
   // Trees first, then created directories (twice: a parent recorded in a
   // later slot than its child is empty on the second pass).
@@ -374,7 +381,10 @@ void onSignal(int Sig) {
   // (the next one fails), then remove everything.
   struct timespec Pause = {0, 20 * 1000 * 1000};
   ::nanosleep(&Pause, nullptr);
-  // AtomicFile's temporaries first, so that the directories are empty.
+  // A commit in progress is undone first (its outputs back to their
+  // staged paths), then AtomicFile's temporaries go, so that the
+  // directories are empty.
+  interruptCommit();
   llvm::sys::RunInterruptHandlers();
   removeRecorded();
   // End now, by the signal, before any thread writes anything more.
@@ -428,6 +438,102 @@ void releaseSlot(int Slot) {
 }
 
 } // namespace
+
+Status kpack::commitPathsTogether(const std::vector<StagedPath> &Paths) {
+  if (Interrupted.load())
+    return Status::error("interrupted");
+  CommitJournal J;
+  J.Steps = std::vector<CommitJournal::Step>(Paths.size());
+  for (size_t I = 0; I < Paths.size(); ++I) {
+    CommitJournal::Step &S = J.Steps[I];
+    S.Staged = Paths[I].Staged;
+    S.Destination = Paths[I].Destination;
+    if (exists(S.Destination.c_str())) {
+      S.Backup = S.Staged + ".old";
+      for (int N = 1; exists(S.Backup.c_str()); ++N)
+        S.Backup = S.Staged + ".old" + std::to_string(N);
+    }
+  }
+  CommitJournal *None = nullptr;
+  if (!ActiveCommit.compare_exchange_strong(None, &J))
+    return Status::error("internal error: two commits at once");
+  installHandlers();
+
+  Status Failed;
+  for (CommitJournal::Step &S : J.Steps) {
+    const char *Staged = S.Staged.c_str(), *Dest = S.Destination.c_str();
+    if (!S.Backup.empty()) {
+      S.State.store(1);
+      struct stat From, To;
+      bool StagedDir = ::lstat(Staged, &From) == 0 && S_ISDIR(From.st_mode);
+      bool DestDir = ::lstat(Dest, &To) == 0 && S_ISDIR(To.st_mode);
+      // A file replacing a file: the destination never disappears. A file
+      // does not replace a directory (the rename fails, as rename(2) does);
+      // a directory replaces whatever is there, moved aside.
+      if (!(!StagedDir && DestDir) &&
+          !(!StagedDir && ::link(Dest, S.Backup.c_str()) == 0) &&
+          ::rename(Dest, S.Backup.c_str()) != 0) {
+        Failed = Status::error(sysError("cannot move aside", S.Destination));
+        break;
+      }
+    }
+    S.State.store(2);
+    if (::rename(Staged, Dest) != 0) {
+      Failed =
+          Status::error(sysError("cannot rename output to", S.Destination));
+      break;
+    }
+  }
+
+  int Phase = 1;
+  if (!J.Phase.compare_exchange_strong(Phase, Failed ? 3 : 2)) {
+    // A signal handler on another thread is undoing the commit and ends
+    // the process.
+    for (;;)
+      ::pause();
+  }
+  if (Failed)
+    rollBack(J);
+  else
+    removeBackups(J);
+  ActiveCommit.store(nullptr);
+  return Failed;
+}
+
+Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
+  // Every file's contents first: a failure there changes no destination.
+  for (AtomicFile *F : Files)
+    if (Status S = F->finishContents()) {
+      for (AtomicFile *G : Files)
+        G->discard();
+      return S;
+    }
+  // The temporary files stay registered for removal on a signal while
+  // they are renamed: a signal puts them back under their names first.
+  std::vector<StagedPath> Paths;
+  for (AtomicFile *F : Files)
+    Paths.push_back({F->tempPath(), F->path()});
+  if (Status S = commitPathsTogether(Paths)) {
+    for (AtomicFile *G : Files)
+      G->discard();
+    return S;
+  }
+  for (AtomicFile *F : Files) {
+    F->Fd = -1;
+    llvm::consumeError(F->Temp->keep()); // under its new name
+    F->Temp.reset();
+    F->Buffer.clear();
+    if (F->Opts.Sync) {
+      int Dir = ::open(dirName(F->Path).c_str(),
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (Dir >= 0) {
+        ::fsync(Dir);
+        ::close(Dir);
+      }
+    }
+  }
+  return Status::ok();
+}
 
 Status kpack::removeDirectoryTree(const std::string &Path) {
   struct stat St;

@@ -115,6 +115,50 @@ TEST_F(AtomicFileTest, CommitTogetherIsAllOrNothing) {
   EXPECT_EQ(countFiles(), 2);
 }
 
+// commitPathsTogether: a directory and a file replace their destinations
+// together; a failing later rename puts both back (and the staged outputs
+// back where they were), leaving no backup behind.
+TEST_F(AtomicFileTest, CommitPathsTogetherRestoresDirectoryAndFile) {
+  std::string Out = Dir + "/out", Stage = Dir + "/stage";
+  ASSERT_EQ(::mkdir(Out.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(Stage.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((Out + "/d").c_str(), 0755), 0);
+  writeFile(Out + "/d/old", {'o'});
+  writeFile(Out + "/f", {'o', 'l', 'd'});
+  ASSERT_EQ(::mkdir((Out + "/x").c_str(), 0755), 0);
+  writeFile(Out + "/x/keep", {'k'});
+  ASSERT_EQ(::mkdir((Stage + "/d").c_str(), 0755), 0);
+  writeFile(Stage + "/d/new", {'n'});
+  writeFile(Stage + "/f", {'n', 'e', 'w'});
+  writeFile(Stage + "/x", {'x'});
+  auto Count = [](const std::string &D) {
+    return WEXITSTATUS(
+        std::system(("exit $(ls -A '" + D + "' | wc -l)").c_str()));
+  };
+  // x's rename fails: a file does not replace a non-empty directory.
+  Status S = commitPathsTogether({{Stage + "/d", Out + "/d"},
+                                  {Stage + "/f", Out + "/f"},
+                                  {Stage + "/x", Out + "/x"}});
+  ASSERT_TRUE(S);
+  EXPECT_EQ(readFile(Out + "/d/old"), (std::vector<uint8_t>{'o'}));
+  EXPECT_EQ(Count(Out + "/d"), 1);
+  EXPECT_EQ(readFile(Out + "/f"), (std::vector<uint8_t>{'o', 'l', 'd'}));
+  EXPECT_EQ(readFile(Out + "/x/keep"), (std::vector<uint8_t>{'k'}));
+  EXPECT_EQ(Count(Out), 3);
+  EXPECT_EQ(readFile(Stage + "/d/new"), (std::vector<uint8_t>{'n'}));
+  EXPECT_EQ(readFile(Stage + "/f"), (std::vector<uint8_t>{'n', 'e', 'w'}));
+  EXPECT_EQ(Count(Stage), 3); // d, f, x: no backup left
+
+  // Without x, both replace their destinations.
+  ASSERT_FALSE(commitPathsTogether(
+      {{Stage + "/d", Out + "/d"}, {Stage + "/f", Out + "/f"}}));
+  EXPECT_EQ(readFile(Out + "/d/new"), (std::vector<uint8_t>{'n'}));
+  EXPECT_EQ(Count(Out + "/d"), 1);
+  EXPECT_EQ(readFile(Out + "/f"), (std::vector<uint8_t>{'n', 'e', 'w'}));
+  EXPECT_EQ(Count(Out), 3);
+  EXPECT_EQ(Count(Stage), 1); // x
+}
+
 // OutputDirectories: what a failed run made is removed (trees whole,
 // created directories if empty); keep() leaves everything.
 TEST_F(AtomicFileTest, OutputDirectoriesUndoUnlessKept) {

@@ -9,7 +9,15 @@
 //
 // OutputDirectories is the one undo of directories a run makes for its
 // outputs: removed again when the run fails (or is interrupted), kept when
-// it succeeds.
+// it succeeds. Its handler is the process's one cleanup of SIGINT, SIGTERM
+// and SIGHUP (LLVM's handler, if TempFile installed it, passes the signal
+// on to it): it undoes a commitPathsTogether() in progress, removes
+// AtomicFile's temporaries and the recorded directories, then ends the
+// process by the signal. No other code installs a handler for them.
+//
+// commitPathsTogether() makes several staged outputs (files or directory
+// trees, e.g. built in an OutputDirectories tree) visible as one;
+// commitTogether() does the same for AtomicFiles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_ATOMICFILE_H
@@ -74,6 +82,23 @@ public:
   std::string tempPath() const { return Temp ? Temp->TmpName : std::string(); }
 
 private:
+  friend Status commitTogether(const std::vector<AtomicFile *> &Files);
+
+/// A staged output (a file or a directory tree) and its destination, on
+/// the same file system.
+struct StagedPath {
+  std::string Staged, Destination;
+};
+
+/// Renames every staged path over its destination, in order, as one: each
+/// destination that exists is kept under a backup name beside its staged
+/// path (a hard link when a file replaces a file, else moved aside) until
+/// all renames are done. If a step fails, or SIGINT, SIGTERM or SIGHUP
+/// arrives before all are done, the renames done are undone (each output
+/// back to its staged path) and the replaced destinations restored, so that
+/// either all destinations change or none does. On failure the staged paths
+/// stay where they were, for their owner to remove. One commit at a time.
+Status commitPathsTogether(const std::vector<StagedPath> &Paths);
   Status flush();
 
   std::string Path;
@@ -96,12 +121,29 @@ Status writeFileAtomically(const std::string &Path, const void *Data,
 /// afterwards.
 Status commitTogether(const std::vector<AtomicFile *> &Files);
 
+/// A staged output (a file or a directory tree) and its destination, on
+/// the same file system.
+struct StagedPath {
+  std::string Staged, Destination;
+};
+
+/// Renames every staged path over its destination, in order, as one: each
+/// destination that exists is kept under a backup name beside its staged
+/// path (a hard link when a file replaces a file, else moved aside) until
+/// all renames are done. If a step fails, or SIGINT, SIGTERM or SIGHUP
+/// arrives before all are done, the renames done are undone (each output
+/// back to its staged path) and the replaced destinations restored, so that
+/// either all destinations change or none does. On failure the staged paths
+/// stay where they were, for their owner to remove. One commit at a time.
+Status commitPathsTogether(const std::vector<StagedPath> &Paths);
+
 /// Directories a run creates for its outputs, and trees it builds (staging
 /// and scratch directories). Unless keep() is called, destruction removes
 /// them again: each tree with everything in it, each created directory if
 /// it is empty, deepest first; SIGINT, SIGTERM and SIGHUP do the same
-/// before the process ends (after the temporary files of AtomicFile are
-/// gone). Not thread-safe: one owner adds, from one thread.
+/// before the process ends (after a commitPathsTogether() in progress is
+/// undone and the temporary files of AtomicFile are gone). Not thread-safe:
+/// one owner adds, from one thread.
 class OutputDirectories {
 public:
   OutputDirectories() = default;
