@@ -125,9 +125,6 @@ struct Loader {
   bool Lazy = false; ///< lazy bundles can be created (LazyBundle.h)
 };
 
-/// The loader once made (for the fork handler, which must not make it).
-std::atomic<Loader *> MadeLoader{nullptr};
-
 Loader &loader() {
   // Never destroyed: unregistration may run after this library's destructors,
   // and lazy bundles are filled from it until then.
@@ -152,7 +149,6 @@ Loader &loader() {
     SHIM_DEBUG("code objects load %s%s%s",
                L->Lazy ? "on first touch (userfaultfd)" : "at registration",
                Why.empty() ? "" : ": ", Why.c_str());
-    MadeLoader.store(L);
     return L;
   }();
   return *L;
@@ -202,16 +198,10 @@ void atforkParent() {
 }
 void atforkChild() {
   atforkParent();
-  // The loader's locks may have been held by another thread of the parent
-  // (a registration looking up an archive, a fill decompressing): the child
-  // gets a loader of its own, with the same environment. The parent's is
-  // left alone (its lazy bundles, which would fill from it, are forgotten
-  // in the child: LazyBundle.cpp).
-  if (Loader *L = MadeLoader.load()) {
-    KpackEnvironment Env = L->Cache->environment();
-    (void)L->Cache.release();
-    L->Cache = std::make_unique<LoaderCache>(std::move(Env));
-  }
+  // The loader's own locks are taken around fork by the runtime
+  // (LoaderCache.cpp: its fork handlers), and a child forgets the archives
+  // the parent had open; the parent's lazy bundles are forgotten in the
+  // child (LazyBundle.cpp).
 }
 
 __attribute__((constructor)) void installForkHandlers() {
