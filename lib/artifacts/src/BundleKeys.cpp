@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/BundleKeys.h"
+#include "kpack/DatabaseHandlers.h"
 
 #include "kpack/TargetId.h"
 
@@ -125,20 +126,17 @@ std::optional<std::string> kpack::bundleKeyFor(StringRef Target) {
 std::optional<std::string> kpack::aotritonFamilyBundle(StringRef RelPath) {
   SmallVector<StringRef, 8> Parts;
   RelPath.split(Parts, '/');
-  for (size_t I = 0; I + 2 < Parts.size(); ++I) {
-    if (Parts[I] != "aotriton.images")
-      continue;
-    StringRef Dir = Parts[I + 1];
-    if (!Dir.consume_front("amd-") || !Dir.starts_with("gfx"))
-      return std::nullopt;
-    if (!Dir.ends_with("x") && !lookupBundle(Dir))
-      return std::nullopt;
-    std::optional<std::string> Key = bundleKeyFor(Dir);
-    if (!Key || lookupBundle(*Key)->Level == BundleLevel::Target)
-      return std::nullopt;
-    return Key;
-  }
-  return std::nullopt;
+  // A file below the image directory, not the directory itself.
+  std::optional<size_t> J = aotritonImageDirectory(Parts);
+  if (!J || *J + 1 >= Parts.size())
+    return std::nullopt;
+  StringRef Dir = Parts[*J].drop_front(4); // "amd-"
+  if (!Dir.ends_with("x") && !lookupBundle(Dir))
+    return std::nullopt;
+  std::optional<std::string> Key = bundleKeyFor(Dir);
+  if (!Key || lookupBundle(*Key)->Level == BundleLevel::Target)
+    return std::nullopt;
+  return Key;
 }
 
 std::string kpack::deviceDistName(StringRef Prefix, StringRef Key) {

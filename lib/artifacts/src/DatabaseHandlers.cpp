@@ -324,27 +324,23 @@ protected:
   std::optional<Found> detect(StringRef RelPath) const override {
     SmallVector<StringRef, 8> Parts;
     RelPath.split(Parts, '/');
-    for (size_t I = 0; I + 1 < Parts.size(); ++I) {
-      if (Parts[I] != "aotriton.images")
-        continue;
-      StringRef Dir = Parts[I + 1];
-      if (!Dir.consume_front("amd-") || !Dir.starts_with("gfx"))
-        return std::nullopt;
-      Found M;
-      M.Kind = "kernel-image";
-      M.Bundle = Dir == "gfx11xx"   ? "gfx11"
-                 : Dir == "gfx120x" ? "gfx12_0"
-                                    : Dir.str();
-      if (I + 2 >= Parts.size())
-        return M; // "aotriton.images/amd-gfx942" is the file itself
-      if (std::optional<std::string> Id = wholeTargetId(Dir))
-        M.TargetId = *Id;
-      ArrayRef<StringRef> Below = ArrayRef(Parts).drop_front(I + 2);
-      M.KeyTail = joinPath(Below);
-      M.Operation = joinPath(Below.drop_back());
-      return M;
-    }
-    return std::nullopt;
+    std::optional<size_t> J = aotritonImageDirectory(Parts);
+    if (!J)
+      return std::nullopt;
+    StringRef Dir = Parts[*J].drop_front(4); // "amd-"
+    Found M;
+    M.Kind = "kernel-image";
+    M.Bundle = Dir == "gfx11xx"   ? "gfx11"
+               : Dir == "gfx120x" ? "gfx12_0"
+                                  : Dir.str();
+    if (*J + 1 >= Parts.size())
+      return M; // "aotriton.images/amd-gfx942" is the file itself
+    if (std::optional<std::string> Id = wholeTargetId(Dir))
+      M.TargetId = *Id;
+    ArrayRef<StringRef> Below = ArrayRef(Parts).drop_front(*J + 1);
+    M.KeyTail = joinPath(Below);
+    M.Operation = joinPath(Below.drop_back());
+    return M;
   }
 };
 
@@ -598,6 +594,15 @@ kpack::matchDatabaseFile(ArrayRef<const DatabaseHandler *> Handlers,
   for (const DatabaseHandler *H : Handlers)
     if (std::optional<DatabaseFile> F = H->match(RelPath))
       return F;
+  return std::nullopt;
+}
+
+std::optional<size_t>
+kpack::aotritonImageDirectory(ArrayRef<StringRef> Parts) {
+  for (size_t I = 0; I + 1 < Parts.size(); ++I)
+    if (Parts[I] == "aotriton.images")
+      return Parts[I + 1].starts_with("amd-gfx") ? std::optional<size_t>(I + 1)
+                                                 : std::nullopt;
   return std::nullopt;
 }
 

@@ -82,6 +82,12 @@ std::string baseArch(llvm::StringRef Arch);
 /// that is no target ID ("gfx9", "gfx11xx", "gfx1100-xnack+").
 std::optional<std::string> targetIdInName(llvm::StringRef Name);
 
+/// AOTriton's image directory in a path split at '/': the index of the
+/// component after the first "aotriton.images" (not the last component),
+/// when it names "amd-gfx..."; none otherwise. The aotriton handler and the
+/// wheels' family bundles (BundleKeys.h) read the same directory.
+std::optional<size_t> aotritonImageDirectory(llvm::ArrayRef<llvm::StringRef> Parts);
+
 } // namespace kpack
 
 #endif
