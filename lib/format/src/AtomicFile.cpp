@@ -256,7 +256,7 @@ namespace {
 struct SignalSlot {
   std::atomic<int> State{0}; // 0 free, 1 being filled, 2 active
   bool Tree = false;
-  char Path[4096];
+  char Path[4096] = {}; // all zero: constant-initialized, no start-up code
 };
 constexpr int SlotCount = 256;
 SignalSlot Slots[SlotCount];
