@@ -162,22 +162,16 @@ Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
     OpaqueEntries Policy = L.AllowOpaqueEntries && A.C.EntryId.empty()
                                ? OpaqueEntries::Allow
                                : OpaqueEntries::Reject;
-    EntrySource Checked = EntrySource::fromCallback(
-        [Src = A.C.Source, Target = A.C.TargetId, Origin = A.C.Origin,
-         Policy](std::vector<uint8_t> &Out) {
-          const uint8_t *View = nullptr;
-          size_t Size = 0;
-          if (Status S = Src.read(Out, View, Size))
-            return Status::error(Origin + ": " + S.message());
-          if (Error E = checkArchiveEntry(Target, ArrayRef<uint8_t>(View, Size),
+    // The check runs on the bytes where the source put them (no copy).
+    EntrySource Checked = A.C.Source.checkedBy(
+        [Target = A.C.TargetId, Policy](const uint8_t *Data, size_t Size) {
+          if (Error E = checkArchiveEntry(Target, ArrayRef<uint8_t>(Data, Size),
                                           Policy)
                             .takeError())
-            return Status::error(Origin + ": " + toString(std::move(E)));
-          if (View != Out.data())
-            Out.assign(View, View + Size);
+            return Status::error(toString(std::move(E)));
           return Status::ok();
         },
-        A.C.Size, [Src = A.C.Source] { Src.willRead(); });
+        A.C.Origin);
     ArchiveWriter &W = *Writers[Slot];
     Order.emplace_back(Slot, W.size());
     if (Status S = W.addEntry(A.Key, A.C.TargetId, std::move(Checked),

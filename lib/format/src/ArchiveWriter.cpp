@@ -37,13 +37,14 @@ constexpr uint64_t UnknownSizeCharge = uint64_t(1) << 20;
 constexpr size_t MaxBatchEntries = 1024;
 
 Status readFileRange(const std::string &Path, uint64_t Offset, uint64_t Size,
-                     std::vector<uint8_t> &Out) {
+                     llvm::SmallVectorImpl<uint8_t> &Out) {
   int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
   if (Fd < 0)
     return Status::error("cannot open '" + Path + "': " + std::strerror(errno));
   Status Result = Status::ok();
+  const size_t Old = Out.size(); // the bytes are appended
   try {
-    Out.resize(Size);
+    Out.resize_for_overwrite(Old + Size); // pread writes every byte
   } catch (const std::bad_alloc &) {
     ::close(Fd);
     return Status::error("out of memory reading " + std::to_string(Size) +
@@ -51,7 +52,7 @@ Status readFileRange(const std::string &Path, uint64_t Offset, uint64_t Size,
   }
   uint64_t Done = 0;
   while (Done < Size) {
-    ssize_t N = ::pread(Fd, Out.data() + Done, Size - Done,
+    ssize_t N = ::pread(Fd, Out.data() + Old + Done, Size - Done,
                         static_cast<off_t>(Offset + Done));
     if (N < 0 && errno == EINTR)
       continue;
@@ -68,6 +69,8 @@ Status readFileRange(const std::string &Path, uint64_t Offset, uint64_t Size,
     Done += static_cast<uint64_t>(N);
   }
   ::close(Fd);
+  if (Result)
+    Out.truncate(Old);
   return Result;
 }
 
@@ -75,6 +78,27 @@ template <typename Packer> void packStr(Packer &P, const std::string &S) {
   P.pack_str(static_cast<uint32_t>(S.size()));
   P.pack_str_body(S.data(), static_cast<uint32_t>(S.size()));
 }
+
+/// The writer's byte buffers: not zero-filled when resized for overwrite.
+using Bytes = llvm::SmallVector<uint8_t, 0>;
+
+/// What one of the writer's threads keeps from one batch to the next, so
+/// that a long write reuses a few buffers instead of allocating (and, for
+/// large ones, mapping and unmapping) one or two per entry: its zstd
+/// context, its read buffers, and this batch's frames and kept raw bytes,
+/// back to back (items refer to them by offset).
+struct WorkerState {
+  ZSTD_CCtx *Ctx = nullptr;
+  ReadBuffers Bufs; ///< Bufs.Range: this batch's kept raw bytes, then the
+                    ///< entry being read
+  Bytes Frames;     ///< this batch's frames
+  std::vector<uint8_t> Prefix;
+
+  WorkerState() = default;
+  WorkerState(const WorkerState &) = delete;
+  WorkerState &operator=(const WorkerState &) = delete;
+  ~WorkerState() { ZSTD_freeCCtx(Ctx); }
+};
 
 } // namespace
 
@@ -149,31 +173,63 @@ EntrySource EntrySource::fromCallback(Producer P, uint64_t SizeHint,
   return S;
 }
 
-Status EntrySource::read(std::vector<uint8_t> &Out, const uint8_t *&View,
+EntrySource EntrySource::checkedBy(Check C, std::string Origin) const {
+  EntrySource S = *this;
+  if (!Origin.empty())
+    S.Origin = S.Origin.empty() ? std::move(Origin)
+                                : std::move(Origin) + ": " + S.Origin;
+  if (!Checked) {
+    S.Checked = std::move(C);
+    return S;
+  }
+  S.Checked = [First = Checked, Then = std::move(C)](const uint8_t *D,
+                                                      size_t N) {
+    if (Status St = First(D, N))
+      return St;
+    return Then(D, N);
+  };
+  return S;
+}
+
+Status EntrySource::read(ReadBuffers &Bufs, const uint8_t *&View,
                          size_t &ViewSize) const {
+  Status S = produce(Bufs, View, ViewSize);
+  if (!S && Checked)
+    S = Checked(View, ViewSize);
+  if (S && !Origin.empty())
+    return Status::error(Origin + ": " + S.message());
+  return S;
+}
+
+Status EntrySource::produce(ReadBuffers &Bufs, const uint8_t *&View,
+                            size_t &ViewSize) const {
   switch (K) {
   case Kind::View:
     View = Data;
     ViewSize = Size;
-    return Status::ok();
+    break;
   case Kind::Owned:
     View = Owned->data();
     ViewSize = Owned->size();
-    return Status::ok();
-  case Kind::FileRange:
-    if (Status S = readFileRange(Path, Offset, Size, Out))
-      return S;
     break;
-  case Kind::Callback:
-    Out.clear();
-    if (!Make)
-      return Status::error("entry source has no producer");
-    if (Status S = Make(Out))
+  case Kind::FileRange: {
+    const size_t Old = Bufs.Range.size();
+    if (Status S = readFileRange(Path, Offset, Size, Bufs.Range))
       return S;
+    View = Bufs.Range.data() + Old;
+    ViewSize = Size;
     break;
   }
-  View = Out.data();
-  ViewSize = Out.size();
+  case Kind::Callback:
+    Bufs.Produced.clear();
+    if (!Make)
+      return Status::error("entry source has no producer");
+    if (Status S = Make(Bufs.Produced))
+      return S;
+    View = Bufs.Produced.data();
+    ViewSize = Bufs.Produced.size();
+    break;
+  }
   return Status::ok();
 }
 
@@ -238,21 +294,20 @@ Status zstdStatus(size_t Code) {
 }
 
 Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
-                     const FrameParams &FP, std::vector<uint8_t> &Scratch,
-                     std::vector<uint8_t> &Frame) {
+                     const FrameParams &FP, Bytes &Frame) {
   if (!Ctx)
     return Status::error("zstd: cannot create a context");
-  // Compress into scratch (reused, so not zeroed per entry) and keep an
-  // exact-size copy until the batch is written.
+  // Appended to Frame, compressed in place (not zero-filled first).
+  const size_t Old = Frame.size();
   size_t Bound = ZSTD_compressBound(Size);
-  if (Scratch.size() < Bound)
-    Scratch.resize(Bound);
+  Frame.resize_for_overwrite(Old + Bound);
+  uint8_t *Dst = Frame.data() + Old;
   size_t Got;
   if (!FP.Long && !FP.WholeWindow && !FP.PrefixSize) {
     // Upstream's call: the same bytes as its writer for the same level.
     // ZSTD_compressCCtx records the content size in the frame header, which
     // upstream's reader relies on.
-    Got = ZSTD_compressCCtx(Ctx, Scratch.data(), Bound, Data, Size, FP.Level);
+    Got = ZSTD_compressCCtx(Ctx, Dst, Bound, Data, Size, FP.Level);
   } else {
     // ZSTD_compress2 records the content size too (ZSTD_c_contentSizeFlag
     // is on by default). The prefix is raw content (ZSTD_dct_rawContent).
@@ -272,13 +327,11 @@ Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
       if (Status S = zstdStatus(
               ZSTD_CCtx_refPrefix(Ctx, FP.Prefix, FP.PrefixSize)))
         return S;
-    Got = ZSTD_compress2(Ctx, Scratch.data(), Bound, Data, Size);
+    Got = ZSTD_compress2(Ctx, Dst, Bound, Data, Size);
   }
   if (Status S = zstdStatus(Got))
     return S;
-  Frame.assign(Scratch.data(), Scratch.data() + Got);
-  if (Scratch.capacity() > (size_t(16) << 20))
-    std::vector<uint8_t>().swap(Scratch);
+  Frame.truncate(Old + Got);
   return Status::ok();
 }
 
@@ -394,6 +447,21 @@ struct ArchiveWriter::Output {
   uint64_t KernelStart = BlobStart;
   /// Content hash -> ordinals of the blobs with that hash (Deduplicate).
   std::unordered_multimap<uint64_t, uint64_t> ByHash;
+  /// Deduplicate: how many entries have each size hint (a copy has the
+  /// size of its original), and whether some entry gave none.
+  std::unordered_map<uint64_t, uint32_t> HintCount;
+  bool SomeHintMissing = false;
+
+  /// Whether an entry of hint Hint that read Size bytes may have a copy in
+  /// this archive: only those are hashed. An entry whose exact size no
+  /// other entry announced has none (a wrong hint only costs a copy that
+  /// is stored twice; the output still does not depend on timing).
+  bool mayHaveCopy(uint64_t Hint, uint64_t Size) const {
+    if (SomeHintMissing || Hint != Size)
+      return true;
+    auto It = HintCount.find(Hint);
+    return It == HintCount.end() || It->second > 1;
+  }
   uint64_t Deduplicated = 0;
 
   /// The segment index (docs/format-extensions.md), after the code objects,
@@ -509,8 +577,15 @@ Status ArchiveWriter::writeArchives(
   if (Status S = writeSharedSegments(Jobs, Sequence, Outs))
     return S;
   // The pass below reads every source once.
-  for (const auto &[J, I] : Sequence)
-    Jobs[J].Writer->Entries[I].Source.willRead();
+  for (const auto &[J, I] : Sequence) {
+    const EntrySource &Src = Jobs[J].Writer->Entries[I].Source;
+    Src.willRead();
+    Output &O = *Outs[J];
+    if (Src.sizeHint() == 0)
+      O.SomeHintMissing = true;
+    else
+      ++O.HintCount[Src.sizeHint()];
+  }
   for (std::unique_ptr<Output> &Out : Outs)
     if (Out->Zstd) {
       Out->KernelStart = Out->F.offset();
@@ -525,7 +600,11 @@ Status ArchiveWriter::writeArchives(
   // be, with its own context.
   std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx *)> SerialCtx(nullptr,
                                                               ZSTD_freeCCtx);
-  std::vector<uint8_t> SerialScratch, Theirs, Ours;
+  std::vector<uint8_t> Theirs, Ours;
+  Bytes SerialFrame;
+  std::vector<std::unique_ptr<WorkerState>> States(MaxThreads);
+  for (auto &St : States)
+    St = std::make_unique<WorkerState>();
 
   struct Item {
     Status Err;
@@ -533,11 +612,18 @@ Status ArchiveWriter::writeArchives(
     /// A blob with the same hash and size exists already: the bytes are kept
     /// unencoded until the comparison.
     bool Likely = false;
+    bool Hashed = false; ///< Hash is set (a copy of it may exist)
     bool Encoded = false;
-    std::vector<uint8_t> Owned; ///< raw bytes read by the source
-    const uint8_t *Raw = nullptr; ///< raw bytes, when kept
+    unsigned Worker = 0;           ///< whose buffers hold what is kept
+    bool RawInRange = false;       ///< raw bytes at RawAt in Bufs.Range
+    const uint8_t *Raw = nullptr;  ///< raw bytes, when kept elsewhere
+    uint64_t RawAt = 0;
     size_t Size = 0;
-    std::vector<uint8_t> Frame; ///< zstd frame, when Encoded
+    uint64_t FrameAt = 0, FrameSize = 0; ///< in Frames, when Encoded
+    const uint8_t *raw(const std::vector<std::unique_ptr<WorkerState>> &S)
+        const {
+      return RawInRange ? S[Worker]->Bufs.Range.data() + RawAt : Raw;
+    }
   };
 
   for (size_t Begin = 0; Begin < Sequence.size();) {
@@ -550,6 +636,11 @@ Status ArchiveWriter::writeArchives(
     size_t N = End - Begin;
     std::vector<Item> Items(N);
     std::atomic<size_t> Next{0};
+    std::atomic<unsigned> NextWorker{0};
+    for (auto &St : States) {
+      St->Bufs.Range.clear();
+      St->Frames.clear();
+    }
     // The threads take the largest entries first, so that the batch does
     // not end with one thread compressing a large entry while the others
     // wait (bench/therock/schedule.py); results still go out in order.
@@ -567,9 +658,9 @@ Status ArchiveWriter::writeArchives(
     // Reads (and compresses) in parallel; nothing here depends on timing:
     // the blob index consulted is the one of the previous batches.
     auto Work = [&] {
-      ZSTD_CCtx *Ctx = nullptr;
-      llvm::scope_exit FreeCtx([&] { ZSTD_freeCCtx(Ctx); });
-      std::vector<uint8_t> Buf, Scratch, Prefix;
+      const unsigned Me = NextWorker.fetch_add(1);
+      WorkerState &St = *States[Me];
+      ReadBuffers &Bufs = St.Bufs;
       for (size_t K; (K = Next.fetch_add(1)) < N;) {
         size_t I = Pick[K];
         Item &It = Items[I];
@@ -578,45 +669,60 @@ Status ArchiveWriter::writeArchives(
         const ArchiveWriterOptions &EO = O.W->Opts;
         const uint8_t *Data = nullptr;
         size_t Size = 0;
-        if (Status S = E.Source.read(Buf, Data, Size)) {
+        It.Worker = Me;
+        // Range holds the bytes this thread kept; a file range read lands
+        // after them and is dropped again unless kept.
+        const size_t Kept = Bufs.Range.size();
+        llvm::scope_exit Drop([&] {
+          if (!It.RawInRange)
+            Bufs.Range.truncate(Kept);
+        });
+        if (Status S = E.Source.read(Bufs, Data, Size)) {
           It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
           continue;
         }
         It.Size = Size;
-        if (EO.Deduplicate) {
+        It.Hashed = EO.Deduplicate && O.mayHaveCopy(E.Source.sizeHint(), Size);
+        if (It.Hashed) {
           It.Hash = contentHash(Data, Size);
           auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
           for (; B != BEnd && !It.Likely; ++B)
             It.Likely = O.Blobs[B->second].OriginalSize == Size;
         }
         if (!O.Zstd || It.Likely) {
-          // Keep the raw bytes: a view stays valid until write() returns,
-          // bytes read into Buf move into the item.
-          if (Size && Data == Buf.data()) {
-            It.Owned.swap(Buf);
-            Data = It.Owned.data();
+          // Keep the raw bytes: a view stays valid until write() returns;
+          // bytes read into Bufs stay in (or are appended to) Range.
+          if (Size && Data == Bufs.Produced.data()) {
+            Bufs.Range.append(Data, Data + Size);
+            Data = Bufs.Range.data() + Bufs.Range.size() - Size;
           }
-          It.Raw = Data;
+          if (Size && Data >= Bufs.Range.data() &&
+              Data < Bufs.Range.data() + Bufs.Range.size()) {
+            It.RawInRange = true;
+            It.RawAt = static_cast<uint64_t>(Data - Bufs.Range.data());
+          } else {
+            It.Raw = Data;
+          }
           It.Encoded = !O.Zstd;
           continue;
         }
-        if (!Ctx)
-          Ctx = ZSTD_createCCtx();
+        if (!St.Ctx)
+          St.Ctx = ZSTD_createCCtx();
         FrameParams FP = O.Params;
         if (O.Shared) {
           O.Segments.concatenate(
-              O.Segments.itemSegments(Sequence[Begin + I].second), Prefix);
-          FP.Prefix = Prefix.data();
-          FP.PrefixSize = Prefix.size();
+              O.Segments.itemSegments(Sequence[Begin + I].second),
+              St.Prefix);
+          FP.Prefix = St.Prefix.data();
+          FP.PrefixSize = St.Prefix.size();
         }
-        if (Status S = compressFrame(Ctx, Data, Size, FP, Scratch, It.Frame)) {
+        It.FrameAt = St.Frames.size();
+        if (Status S = compressFrame(St.Ctx, Data, Size, FP, St.Frames)) {
           It.Err = std::move(S);
           continue;
         }
+        It.FrameSize = St.Frames.size() - It.FrameAt;
         It.Encoded = true;
-        Buf.clear();
-        if (Buf.capacity() > (size_t(16) << 20))
-          Buf.shrink_to_fit();
       }
     };
     if (Status S = runOnWorkers(N, MaxThreads, Work))
@@ -629,25 +735,28 @@ Status ArchiveWriter::writeArchives(
         return It.Err;
       Output &O = *Outs[Sequence[Begin + I].first];
       Entry &E = O.W->Entries[Sequence[Begin + I].second];
-      const ArchiveWriterOptions &EO = O.W->Opts;
       E.OriginalSize = It.Size;
+      const uint8_t *Raw = It.raw(States);
+      const uint8_t *Frame =
+          States[It.Worker]->Frames.data() + It.FrameAt;
+      uint64_t FrameSize = It.FrameSize;
       const std::vector<uint32_t> NoSegments;
       const std::vector<uint32_t> &EntrySegments =
           O.Shared ? O.Segments.itemSegments(Sequence[Begin + I].second)
                    : NoSegments;
 
-      if (EO.Deduplicate) {
+      if (It.Hashed) {
         bool Found = false;
         auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
         for (; B != BEnd && !Found; ++B) {
           if (O.Blobs[B->second].OriginalSize != It.Size)
             continue;
-          const uint8_t *Mine = It.Raw;
+          const uint8_t *Mine = Raw;
           if (!Mine) { // encoded in this batch: compare the decoded frame
             std::vector<uint8_t> Prefix;
             O.Segments.concatenate(EntrySegments, Prefix);
-            if (Status S = decompressFrame(It.Frame.data(), It.Frame.size(),
-                                           Prefix, It.Size, Ours))
+            if (Status S = decompressFrame(Frame, FrameSize, Prefix, It.Size,
+                                           Ours))
               return S;
             Mine = Ours.data();
           }
@@ -671,36 +780,37 @@ Status ArchiveWriter::writeArchives(
         FrameParams FP = O.Params;
         FP.Prefix = Prefix.data();
         FP.PrefixSize = Prefix.size();
-        if (Status S = compressFrame(SerialCtx.get(), It.Raw, It.Size, FP,
-                                     SerialScratch, It.Frame))
+        SerialFrame.clear();
+        if (Status S = compressFrame(SerialCtx.get(), Raw, It.Size, FP,
+                                     SerialFrame))
           return S;
+        Frame = SerialFrame.data();
+        FrameSize = SerialFrame.size();
       }
       Blob B;
       B.Offset = O.F.offset();
       B.OriginalSize = It.Size;
       B.Segments = EntrySegments;
       if (O.Zstd) {
-        if (It.Frame.size() > UINT32_MAX)
+        if (FrameSize > UINT32_MAX)
           return Status::error(E.Key + " (" + E.Arch +
                                "): compressed frame exceeds 4 GiB");
-        uint8_t FrameSize[4];
-        writeLE<uint32_t>(FrameSize, static_cast<uint32_t>(It.Frame.size()));
-        if (Status S = O.F.write(FrameSize, sizeof(FrameSize)))
+        uint8_t SizeField[4];
+        writeLE<uint32_t>(SizeField, static_cast<uint32_t>(FrameSize));
+        if (Status S = O.F.write(SizeField, sizeof(SizeField)))
           return S;
-        if (Status S = O.F.write(It.Frame))
+        if (Status S = O.F.write(Frame, FrameSize))
           return S;
-        B.Size = It.Frame.size();
+        B.Size = FrameSize;
       } else {
-        if (Status S = O.F.write(It.Raw, It.Size))
+        if (Status S = O.F.write(Raw, It.Size))
           return S;
         B.Size = It.Size;
       }
       E.Ordinal = O.Blobs.size();
-      if (EO.Deduplicate)
+      if (It.Hashed)
         O.ByHash.emplace(It.Hash, E.Ordinal);
       O.Blobs.push_back(B);
-      std::vector<uint8_t>().swap(It.Frame);
-      std::vector<uint8_t>().swap(It.Owned);
     }
     Begin = End;
   }
@@ -886,7 +996,7 @@ Status ArchiveWriter::writeSharedSegments(
   std::vector<std::set<std::pair<uint64_t, uint64_t>>> Seen(Outs.size());
   struct Item {
     Status Err;
-    std::vector<uint8_t> Owned;
+    ReadBuffers Owned;
     const uint8_t *Data = nullptr;
     size_t Size = 0;
     uint64_t Hash = 0;
@@ -906,20 +1016,19 @@ Status ArchiveWriter::writeSharedSegments(
     std::vector<Item> Items(N);
     std::atomic<size_t> Next{0};
     if (Status S = runOnWorkers(N, MaxThreads, [&] {
-      std::vector<uint8_t> Buf;
+      ReadBuffers Bufs;
       for (size_t I; (I = Next.fetch_add(1)) < N;) {
         Item &It = Items[I];
         const auto &[J, EI] = Sequence[Analysed[Begin + I]];
         const ArchiveWriterOptions &EO = Outs[J]->W->Opts;
         const Entry &E = Outs[J]->W->Entries[EI];
-        if (Status S = E.Source.read(Buf, It.Data, It.Size)) {
+        Bufs.Range.clear(); // what it held was not kept
+        if (Status S = E.Source.read(Bufs, It.Data, It.Size)) {
           It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
           continue;
         }
-        if (It.Size && It.Data == Buf.data()) {
-          It.Owned.swap(Buf);
-          It.Data = It.Owned.data();
-        }
+        if (It.Size && Bufs.holds(It.Data))
+          It.Owned.swap(Bufs);
         if (EO.Deduplicate)
           It.Hash = contentHash(It.Data, It.Size);
         It.Chunks = chunkContent(It.Data, It.Size);
@@ -953,17 +1062,17 @@ Status ArchiveWriter::writeSharedSegments(
     for (uint32_t I = 0; I < Count; ++I)
       if (O.Segments.segmentSize(I) > UINT32_MAX)
         return Status::error("a shared segment exceeds 4 GiB");
-    std::vector<std::vector<uint8_t>> Frames(Count);
+    std::vector<Bytes> Frames(Count);
     std::vector<Status> Errors(Count);
     std::atomic<size_t> Next{0};
     if (Status S = runOnWorkers(Count, MaxThreads, [&] {
       ZSTD_CCtx *Ctx = ZSTD_createCCtx();
       llvm::scope_exit FreeCtx([&] { ZSTD_freeCCtx(Ctx); });
-      std::vector<uint8_t> Segment, Scratch;
+      std::vector<uint8_t> Segment;
       for (size_t I; (I = Next.fetch_add(1)) < Count;) {
         O.Segments.segment(static_cast<uint32_t>(I), Segment);
         Errors[I] = compressFrame(Ctx, Segment.data(), Segment.size(),
-                                  O.Params, Scratch, Frames[I]);
+                                  O.Params, Frames[I]);
       }
     }))
       return S;
@@ -977,9 +1086,9 @@ Status ArchiveWriter::writeSharedSegments(
       B.Offset = O.F.offset();
       B.Size = Frames[I].size();
       B.OriginalSize = O.Segments.segmentSize(static_cast<uint32_t>(I));
-      if (Status S = O.F.write(Frames[I]))
+      if (Status S = O.F.write(Frames[I].data(), Frames[I].size()))
         return S;
-      std::vector<uint8_t>().swap(Frames[I]);
+      Frames[I] = Bytes();
       O.SegmentFrames.push_back(std::move(B));
     }
     O.SharedEnd = O.F.offset();

@@ -60,7 +60,7 @@ std::vector<uint8_t> codeObject(unsigned Flags, uint8_t Fill,
 }
 
 std::vector<uint8_t> readSource(const EntrySource &S) {
-  std::vector<uint8_t> Buf;
+  ReadBuffers Buf;
   const uint8_t *View = nullptr;
   size_t Size = 0;
   Status St = S.read(Buf, View, Size);

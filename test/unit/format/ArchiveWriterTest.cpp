@@ -113,6 +113,57 @@ TEST_F(ArchiveWriterTest, NoneRoundTrip) {
   EXPECT_FALSE(A.Entries[0].HasFrameOffset);
 }
 
+// Swapping read buffers exchanges the buffers, so a view into bytes read
+// earlier stays valid (SmallVector's own swap copies into an empty side).
+TEST(ReadBuffers, SwapKeepsViewsValid) {
+  ReadBuffers Worker, Item;
+  Worker.Range.assign(100, 7);
+  Worker.Produced.assign(50, 9);
+  const uint8_t *R = Worker.Range.data(), *P = Worker.Produced.data();
+  Item.swap(Worker);
+  EXPECT_EQ(Item.Range.data(), R);
+  EXPECT_EQ(Item.Produced.data(), P);
+  EXPECT_TRUE(Item.holds(R));
+  EXPECT_TRUE(Item.holds(P));
+  EXPECT_TRUE(Worker.Range.empty());
+  EXPECT_FALSE(Worker.holds(R));
+}
+
+// Uncompressed entries keep their bytes from the read to the in-order
+// write, across batches and threads, while the read buffers are reused.
+TEST_F(ArchiveWriterTest, NoneKeepsEveryEntrysBytesAcrossBatches) {
+  constexpr size_t Count = 40;
+  std::string In = Dir + "/in.bin";
+  std::vector<std::vector<uint8_t>> Want;
+  std::vector<uint64_t> Offsets;
+  int Fd = ::open(In.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(Fd, 0);
+  uint64_t At = 0;
+  for (size_t I = 0; I < Count; ++I) {
+    Want.push_back(pattern(1000 + 37000 * (I % 9), static_cast<unsigned>(I)));
+    ASSERT_EQ(::write(Fd, Want.back().data(), Want.back().size()),
+              ssize_t(Want.back().size()));
+    Offsets.push_back(At);
+    At += Want.back().size();
+  }
+  ::close(Fd);
+  ArchiveWriterOptions Opts{"g", "f", ArchiveCompression::None};
+  Opts.BatchBytes = 100000;
+  Opts.Threads = 2;
+  Opts.Deduplicate = false;
+  ArchiveWriter W(Opts);
+  for (size_t I = 0; I < Count; ++I)
+    ASSERT_FALSE(W.addEntry("k#" + std::to_string(I), "gfx942",
+                            EntrySource::fromFileRange(In, Offsets[I],
+                                                       Want[I].size())));
+  ASSERT_FALSE(W.write(Dir + "/out.kpack"));
+  DecodedArchive A;
+  ASSERT_EQ(decodeArchive(Dir + "/out.kpack", A), "");
+  ASSERT_EQ(A.Entries.size(), Count);
+  for (size_t I = 0; I < Count; ++I)
+    EXPECT_EQ(A.Entries[I].Bytes, Want[I]) << "entry " << I;
+}
+
 // Rewriting upstream's sample archives from their own payloads must give
 // their exact bytes: same header, blob layout and TOC encoding.
 TEST_F(ArchiveWriterTest, ReproducesUpstreamArchives) {

@@ -23,6 +23,8 @@
 #include "kpack/Error.h"
 #include "kpack/SharedSegments.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -75,11 +77,37 @@ constexpr bool DefaultDeduplicate = true;
 /// The zstd level scheme C uses unless told otherwise (0 for "none").
 int defaultZstdLevel(ArchiveCompression C);
 
+/// The buffers a reader of sources reuses from one read to the next. File
+/// ranges are appended to Range (never zero-filled first), so that a reader
+/// can keep the bytes of several reads there and drop (truncate) the rest;
+/// callbacks produce into Produced, replacing what it held.
+struct ReadBuffers {
+  llvm::SmallVector<uint8_t, 0> Range;
+  std::vector<uint8_t> Produced;
+
+  /// Whether P (a read's view) points into these buffers.
+  bool holds(const uint8_t *P) const {
+    return P && ((P >= Range.data() && P < Range.data() + Range.size()) ||
+                 P == Produced.data());
+  }
+  /// Exchanges the buffers themselves: views into either stay valid.
+  /// (SmallVector::swap copies the elements when one side is empty.)
+  void swap(ReadBuffers &Other) {
+    llvm::SmallVector<uint8_t, 0> Mine = std::move(Range);
+    Range = std::move(Other.Range);
+    Other.Range = std::move(Mine);
+    Produced.swap(Other.Produced);
+  }
+};
+
 /// Where an entry's bytes come from. Sources are read during write(): once,
 /// twice for the shared-segments scheme (its analysis, then compression).
 class EntrySource {
 public:
   using Producer = std::function<Status(std::vector<uint8_t> &Out)>;
+  /// A check of the bytes a read produced (e.g. "is a code object for this
+  /// target"); its error is the read's.
+  using Check = std::function<Status(const uint8_t *Data, size_t Size)>;
 
   /// Bytes owned by the caller, who keeps them alive until write() returns.
   static EntrySource fromBytes(const uint8_t *Data, size_t Size);
@@ -92,12 +120,16 @@ public:
   /// only helps batching. WillRead, if set, is what willRead() calls.
   static EntrySource fromCallback(Producer P, uint64_t SizeHint = 0,
                                   std::function<void()> WillRead = {});
+  /// This source, with C run on the bytes of every read (after any check
+  /// it had; the bytes are not copied for it), and every error of a read
+  /// prefixed with "Origin: " when Origin is not empty.
+  EntrySource checkedBy(Check C, std::string Origin = {}) const;
 
   /// Size if known before reading (0 for callbacks without a hint).
   uint64_t sizeHint() const { return Size; }
-  /// Produces the bytes. Out may be left untouched when View is set.
-  Status read(std::vector<uint8_t> &Out, const uint8_t *&View,
-              size_t &ViewSize) const;
+  /// Produces the bytes: View points at them, in Bufs or (for bytes the
+  /// source holds) elsewhere, until the next read into Bufs.
+  Status read(ReadBuffers &Bufs, const uint8_t *&View, size_t &ViewSize) const;
   /// Announces one read() to come: a writer calls it for every source of a
   /// pass before that pass reads any, so that sources sharing state (the
   /// entries of one compressed bundle, decoded once) can drop that state
@@ -108,6 +140,9 @@ public:
   }
 
 private:
+  Status produce(ReadBuffers &Bufs, const uint8_t *&View,
+                 size_t &ViewSize) const;
+
   enum class Kind { View, Owned, FileRange, Callback } K = Kind::View;
   const uint8_t *Data = nullptr;
   uint64_t Offset = 0, Size = 0;
@@ -115,6 +150,8 @@ private:
   std::string Path;
   Producer Make;
   std::function<void()> WillRead;
+  Check Checked;
+  std::string Origin;
 };
 
 struct ArchiveWriterOptions {
