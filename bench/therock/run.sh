@@ -89,7 +89,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 cat "$A"/math-libs/*/stage/lib/*.so.*.* > /dev/null
 echo "artifact: $(du -sb "$A" | cut -f1) bytes ($(find "$A" -type f | wc -l) files), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "split (all targets, zstd archives at split's default level 1); runs as wall/peak RSS:"
+echo "split (all targets, zstd archives at split's default level 3); runs as wall/peak RSS:"
 cp_artifact=("$W/copy" cp -a "$A" "$W/copy")
 split=("$W/split" "$KPACK" split --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/split")
 # Upstream's output format (uncompressed archives): the same work without
