@@ -8,7 +8,8 @@
 #
 #   cmake -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=<prefix>/<libdir>/cmake/rocm-kpack/KpackHipLanguage.cmake ...
 #
-# (or include() it from a toolchain file). It looks at the HIP installation
+# (CMAKE_PROJECT_TOP_LEVEL_INCLUDES is a list: it composes with other
+# files, e.g. TheRock's project_init). It looks at the HIP installation
 # the HIP compiler reports ("Found HIP installation: <dir>", what CMake's own
 # lookup of the ROCm root uses) and, only if <dir>/lib/cmake/hip-lang is
 # missing there:
@@ -16,8 +17,9 @@
 #     whose hip-lang package describes that installation (hip-lang::device,
 #     libamdhip64, its headers);
 #   - appends to CMAKE_HIP_FLAGS what the compiler cannot find by itself:
-#     --rocm-device-lib-path=<dir> when the device libraries are in a place
-#     clang does not search (lib/<multiarch>/amdgcn/bitcode), and
+#     --rocm-device-lib-path=<dir> naming the installation's device
+#     libraries (Debian's lib/<multiarch>/amdgcn/bitcode is a place clang
+#     does not search), and
 #     -mcode-object-version=<n> when they lack the code object ABI the
 #     compiler defaults to (ROCm 5.2's libraries stop at 5; clang 22 defaults
 #     to 6). Flags already there (from -DCMAKE_HIP_FLAGS or HIPFLAGS) are kept
