@@ -18,7 +18,7 @@ PKGS=(
   # Real ROCm fat binaries and HIP runtime used as test inputs.
   librocrand1 librocsparse0 libamdhip64-5 libamdhip64-dev rocm-device-libs
   # Windows: PE/COFF programs and DLLs (mingw-w64) run under wine (docs/windows.md).
-  mingw-w64 wine64
+  mingw-w64 wine wine64
 )
 missing=()
 for p in "${PKGS[@]}"; do
