@@ -85,6 +85,18 @@ if build build-gcc-runtime -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DKPA
   (cd build-gcc-runtime && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest-gcc.log"; count_ctest "$LOGS/ctest-gcc.log"
 fi
 
+# The runtime as rocm_kpack.dll (mingw-w64), its unit tests under wine64
+# (docs/runtime.md, "Windows"); a missing mingw-w64 or wine64 fails.
+step "Windows runtime (mingw-w64, -Werror) and its unit tests under wine64"
+BUILD_DIR=build-windows bash cmake/windows/run-tests.sh 2>&1 | tee "$LOGS/windows.log"
+line=$(grep -E '^windows: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$LOGS/windows.log" | tail -1)
+if [ -z "$line" ]; then
+  echo "error: no summary in $LOGS/windows.log"; failed=$((failed + 1))
+else
+  read -r wp wf ws < <(sed -E 's/windows: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/' <<<"$line")
+  passed=$((passed + wp)); failed=$((failed + wf)); skipped=$((skipped + ws))
+fi
+
 echo
 echo "test time: $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
 echo "total: $passed passed, $failed failed, $skipped skipped"
