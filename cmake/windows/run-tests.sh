@@ -63,5 +63,41 @@ for exe in "$BUILD_DIR"/bin/*Tests.exe; do
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "error: $name exited $rc"; f=1; fi
   passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 done
+# Fat HIP programs built for Windows (clang-22, mingw-w64 target, both offload
+# drivers, every target) run on the stand-in amdhip64.dll: each agent must
+# get a code object in which every kernel and variable resolves (exit 0); an
+# agent the bundle cannot serve must fail (exit 3). One result per run.
+PROG=$ROOT/$BUILD_DIR/programs; mkdir -p "$PROG"
+TARGETS=(gfx90a:xnack+ gfx942:sramecc+:xnack- gfx1100 gfx11-generic)
+offload=(); for t in "${TARGETS[@]}"; do offload+=(--offload-arch="$t"); done
+cp "$BUILD_DIR"/bin/*.dll "$PROG"/
+# agent -> the code object CLR's rule picks for it
+AGENTS=(gfx90a:xnack+ gfx942:sramecc+:xnack- gfx1100 gfx1101)
+for driver in old new; do
+  flag=--no-offload-new-driver; [ "$driver" = new ] && flag=--offload-new-driver
+  exe=$PROG/saxpy-$driver.exe
+  if ! clang++-22 --target=x86_64-w64-mingw32 -fuse-ld=lld -O1 -x hip $flag "${offload[@]}" \
+         -nogpuinc -nogpulib cmake/windows/programs/saxpy.hip -x none \
+         "$BUILD_DIR/lib/libamdhip64.dll.a" -static-libgcc -static-libstdc++ -o "$exe" \
+         > "$LOGS/saxpy-$driver.build.log" 2>&1; then
+    echo "error: building saxpy ($driver driver) failed:"; cat "$LOGS/saxpy-$driver.build.log"
+    failed=$((failed + 1)); continue
+  fi
+  for agent in "${AGENTS[@]}" all gfx1030; do
+    agents=$agent; expect=0
+    [ "$agent" = all ] && agents=$(IFS=,; echo "${AGENTS[*]}")
+    [ "$agent" = gfx1030 ] && expect=3
+    (cd "$PROG" && HIP_STANDIN_AGENTS=$agents HIP_STANDIN_LOG=1 \
+       timeout 300 /usr/lib/wine/wine64 "./saxpy-$driver.exe") > "$LOGS/saxpy-$driver-$agent.log" 2>&1
+    rc=$?
+    if [ "$rc" -eq "$expect" ] && { [ "$expect" -ne 0 ] || grep -q 'resolved on' "$LOGS/saxpy-$driver-$agent.log"; }; then
+      echo "PASS: saxpy ($driver driver) on $agents (exit $rc)"; passed=$((passed + 1))
+    else
+      echo "FAIL: saxpy ($driver driver) on $agents: exit $rc, expected $expect"
+      cat "$LOGS/saxpy-$driver-$agent.log"; failed=$((failed + 1))
+    fi
+  done
+done
+
 report "$passed" "$failed" "$skipped"
 [ "$failed" -eq 0 ]
