@@ -273,4 +273,47 @@ TEST_F(WindowsRuntime, MappedArchives) {
   kpack_close(A);
 }
 
+// HIPK metadata as a PE image carries it (FORMAT.md §3.4): msgpack in a
+// ".kpackrf" section of the EXE, {"kernel_name": "bin/app.exe",
+// "kpack_search_paths": ["kpackrf-test.kpack"]}, ending where the section's
+// data ends. What CLR does with a HIPK wrapper's pointer: discover the binary,
+// load with the section's bytes as the metadata.
+__attribute__((section(".kpackrf"), used)) const unsigned char KpackRef[] = {
+    0x82, 0xab, 'k', 'e', 'r', 'n', 'e', 'l', '_', 'n', 'a', 'm', 'e',
+    0xab, 'b', 'i', 'n', '/', 'a', 'p', 'p', '.', 'e', 'x', 'e',
+    0xb2, 'k', 'p', 'a', 'c', 'k', '_', 's', 'e', 'a', 'r', 'c', 'h', '_',
+    'p', 'a', 't', 'h', 's', 0x91,
+    0xb2, 'k', 'p', 'a', 'c', 'k', 'r', 'f', '-', 't', 'e', 's', 't', '.',
+    'k', 'p', 'a', 'c', 'k'};
+
+TEST_F(WindowsRuntime, MetadataInAKpackrfSection) {
+  char Path[MAX_PATH * 4];
+  ASSERT_EQ(kpack_discover_binary_path(KpackRef, Path, sizeof(Path), nullptr),
+            KPACK_SUCCESS);
+  wchar_t Exe[MAX_PATH];
+  ASSERT_GT(GetModuleFileNameW(nullptr, Exe, MAX_PATH), 0u);
+  EXPECT_EQ(std::string(Path), narrow(Exe));
+  // The search path is relative to the EXE's directory: nothing is there.
+  kpack_cache_t Cache = nullptr;
+  ASSERT_EQ(kpack_cache_create(&Cache), KPACK_SUCCESS);
+  const char *Arches[] = {"gfx1100"};
+  void *Data = nullptr;
+  size_t Size = 0;
+  EXPECT_EQ(kpack_load_code_object(Cache, KpackRef, Path, 0, Arches, 1, &Data,
+                                   &Size),
+            KPACK_ERROR_ARCHIVE_NOT_FOUND);
+  kpack_cache_destroy(Cache);
+  // The same metadata, its search path replaced by ROCM_KPACK_PATH.
+  setenv("ROCM_KPACK_PATH",
+         archive("x/kpackrf-test.kpack", "bin/app.exe#0", "from-kpackrf").c_str(), 1);
+  ASSERT_EQ(kpack_cache_create(&Cache), KPACK_SUCCESS);
+  ASSERT_EQ(kpack_load_code_object(Cache, KpackRef, Path, 0, Arches, 1, &Data,
+                                   &Size),
+            KPACK_SUCCESS);
+  EXPECT_EQ(std::string(static_cast<char *>(Data), Size),
+            str(payload("from-kpackrf", 300)));
+  kpack_free_code_object(Data);
+  kpack_cache_destroy(Cache);
+}
+
 } // namespace
