@@ -3,8 +3,9 @@
 # builds with warnings as errors, runs the unit tests (ctest) and the lit
 # suite, then the runtime and format core again under ASan+UBSan (with the
 # fuzzers for a bounded time) and TSan, each followed by the shim's lit tests
-# against that build's shim and stand-in (tools from build/), and built with
-# GCC 12. Ends with one line "total: N passed, N failed, N skipped" that
+# against that build's shim and stand-in (tools from build/), built with
+# GCC 12, and the runtime as rocm_kpack.dll with the stand-in amdhip64.dll
+# (mingw-w64), its tests and HIP programs under wine64. Ends with one line "total: N passed, N failed, N skipped" that
 # counts every step: a build that fails and a test step whose log has no
 # summary count as failures; tests ctest reports as not run (GTEST_SKIP) and
 # lit's Unsupported/Skipped tests count as skipped, never as passed
