@@ -3,8 +3,9 @@
 # builds with warnings as errors, runs the unit tests (ctest) and the lit
 # suite, then the runtime and format core again under ASan+UBSan (with the
 # fuzzers for a bounded time) and TSan, each followed by the shim's lit tests
-# against that build's shim and stand-in (tools from build/), and built with
-# GCC 12. Ends with one line "total: N passed, N failed, N skipped" that
+# against that build's shim and stand-in (tools from build/), built with
+# GCC 12, and the runtime as rocm_kpack.dll with the stand-in amdhip64.dll
+# (mingw-w64), its tests and HIP programs under wine64. Ends with one line "total: N passed, N failed, N skipped" that
 # counts every step: a build that fails and a test step whose log has no
 # summary count as failures; tests ctest reports as not run (GTEST_SKIP) and
 # lit's Unsupported/Skipped tests count as skipped, never as passed
@@ -83,6 +84,18 @@ fi
 step "runtime + format core with GCC 12 (-Werror)"
 if build build-gcc-runtime -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DKPACK_BUILD_TOOLS=OFF; then
   (cd build-gcc-runtime && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest-gcc.log"; count_ctest "$LOGS/ctest-gcc.log"
+fi
+
+# The runtime as rocm_kpack.dll (mingw-w64), its unit tests under wine64
+# (docs/runtime.md, "Windows"); a missing mingw-w64 or wine64 fails.
+step "Windows runtime (mingw-w64, -Werror) and its unit tests under wine64"
+BUILD_DIR=build-windows bash cmake/windows/run-tests.sh 2>&1 | tee "$LOGS/windows.log"
+line=$(grep -E '^windows: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$LOGS/windows.log" | tail -1)
+if [ -z "$line" ]; then
+  echo "error: no summary in $LOGS/windows.log"; failed=$((failed + 1))
+else
+  read -r wp wf ws < <(sed -E 's/windows: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/' <<<"$line")
+  passed=$((passed + wp)); failed=$((failed + wf)); skipped=$((skipped + ws))
 fi
 
 echo

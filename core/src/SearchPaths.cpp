@@ -1,25 +1,24 @@
 //===- SearchPaths.cpp - Where archives are looked for --------------------===//
 
 #include "kpack/SearchPaths.h"
+#include "kpack/Platform.h"
 #include "kpack/TargetId.h"
-
-#include <cstdlib>
 
 namespace kpack {
 
 bool envFlag(const char *Name) {
-  const char *V = std::getenv(Name);
-  return V && V[0] != '\0' && V[0] != '0';
+  std::optional<std::string> V = platform::getEnv(Name);
+  return V && !V->empty() && (*V)[0] != '0';
 }
 
 std::vector<std::string> envPathList(const char *Name) {
   std::vector<std::string> Items;
-  const char *V = std::getenv(Name);
+  std::optional<std::string> V = platform::getEnv(Name);
   if (!V)
     return Items;
-  std::string_view Rest(V);
+  std::string_view Rest(*V);
   while (!Rest.empty()) {
-    size_t End = Rest.find(':');
+    size_t End = Rest.find(platform::PathListSeparator);
     std::string_view Item = Rest.substr(0, End);
     if (!Item.empty())
       Items.emplace_back(Item);
@@ -34,8 +33,9 @@ KpackEnvironment KpackEnvironment::fromProcess() {
   KpackEnvironment E;
   E.PathOverride = envPathList("ROCM_KPACK_PATH");
   E.PathPrefix = envPathList("ROCM_KPACK_PATH_PREFIX");
-  if (const char *V = std::getenv("ROCM_KPACK_ARCH_OVERRIDE"); V && *V)
-    if (!splitTargetIdList(V, E.ArchOverride)) {
+  if (std::optional<std::string> V = platform::getEnv("ROCM_KPACK_ARCH_OVERRIDE");
+      V && !V->empty())
+    if (!splitTargetIdList(*V, E.ArchOverride)) {
       E.ArchOverride.clear();
       E.ArchOverrideMalformed = true;
     }
@@ -54,11 +54,16 @@ std::string expandArchPlaceholder(std::string_view Template,
 }
 
 std::string directoryOf(std::string_view Path) {
-  size_t Slash = Path.rfind('/');
+  size_t Slash = std::string_view::npos;
+  for (size_t I = Path.size(); I-- > 0;)
+    if (platform::isDirectorySeparator(Path[I])) {
+      Slash = I;
+      break;
+    }
   if (Slash == std::string_view::npos)
     return ".";
   if (Slash == 0)
-    return "/";
+    return std::string(Path.substr(0, 1));
   return std::string(Path.substr(0, Slash));
 }
 
@@ -71,7 +76,7 @@ searchPathTemplates(const KpackEnvironment &Env,
   std::vector<std::string> Templates = Env.PathPrefix;
   const std::string BinaryDir = directoryOf(BinaryPath);
   for (const std::string &P : EmbeddedPaths)
-    Templates.push_back(!P.empty() && P[0] == '/' ? P : BinaryDir + "/" + P);
+    Templates.push_back(platform::isAbsolutePath(P) ? P : BinaryDir + "/" + P);
   return Templates;
 }
 

@@ -1,7 +1,8 @@
 //===- ByteSource.h - Random-access archive bytes ---------------*- C++ -*-===//
 //
-// The reader never maps or slurps an archive: it asks for byte ranges. A file
-// source serves them with pread (thread-safe, no shared file position).
+// The reader never slurps an archive: it asks for byte ranges. A file source
+// serves them through kpack/Platform.h's ReadOnlyFile (pread on Linux, a
+// read-only mapping on Windows; thread-safe, no shared file position).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_RUNTIME_BYTESOURCE_H

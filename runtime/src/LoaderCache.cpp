@@ -3,17 +3,14 @@
 #include "kpack/LoaderCache.h"
 
 #include "kpack/ArchiveReader.h"
+#include "kpack/Platform.h"
 #include "kpack/TargetId.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <climits>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <pthread.h>
-#include <sys/stat.h>
 
 namespace kpack {
 
@@ -30,34 +27,11 @@ std::string joinList(const std::vector<std::string> &Items) {
 
 /// What a path named when it was probed: a file's identity, or nothing. A
 /// failure is reused only while the path still names the same thing.
-struct LoaderCache::FileStamp {
-  bool Exists = false;
-  dev_t Device = 0;
-  ino_t Inode = 0;
-  off_t Size = 0;
-  struct timespec Modified = {}, Changed = {};
-
+struct LoaderCache::FileStamp : platform::FileIdentity {
   static FileStamp of(const std::string &Path) {
     FileStamp S;
-    struct stat St;
-    if (::stat(Path.c_str(), &St) != 0)
-      return S;
-    S.Exists = true;
-    S.Device = St.st_dev;
-    S.Inode = St.st_ino;
-    S.Size = St.st_size;
-    S.Modified = St.st_mtim;
-    S.Changed = St.st_ctim;
+    static_cast<platform::FileIdentity &>(S) = platform::FileIdentity::of(Path);
     return S;
-  }
-  bool operator==(const FileStamp &O) const {
-    if (!Exists || !O.Exists)
-      return Exists == O.Exists;
-    return Device == O.Device && Inode == O.Inode && Size == O.Size &&
-           Modified.tv_sec == O.Modified.tv_sec &&
-           Modified.tv_nsec == O.Modified.tv_nsec &&
-           Changed.tv_sec == O.Changed.tv_sec &&
-           Changed.tv_nsec == O.Changed.tv_nsec;
   }
 };
 
@@ -105,7 +79,7 @@ void forkChild() {
 ForkRegistry &registry() {
   static ForkRegistry *R = [] {
     auto *New = new ForkRegistry;
-    ::pthread_atfork(forkPrepare, forkParent, forkChild);
+    platform::registerForkHandlers(forkPrepare, forkParent, forkChild);
     return New;
   }();
   return *R;
@@ -199,18 +173,15 @@ LoaderCache::archiveFor(const std::string &Path) {
 
     ++PathLookups;
     const FileStamp Stamp = FileStamp::of(Path); // before what it describes
-    char Resolved[PATH_MAX];
-    if (!::realpath(Path.c_str(), Resolved)) {
+    std::string Canonical;
+    if (Status NotFound = platform::canonicalPath(Path, Canonical)) {
       auto S = std::make_shared<Slot>();
-      S->Failure =
-          Status(KPACK_ERROR_FILE_NOT_FOUND,
-                 std::string("cannot resolve: ") + std::strerror(errno));
+      S->Failure = std::move(NotFound);
       S->Stamp = Stamp;
       S->Ready = true;
       Lock.lock();
       return ByRequestedPath.emplace(Path, S).first->second;
     }
-    const std::string Canonical(Resolved);
     Lock.lock();
     auto Same = ByCanonicalPath.find(Canonical);
     if (Same != ByCanonicalPath.end()) {

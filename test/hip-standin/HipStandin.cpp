@@ -58,18 +58,27 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <functional>
-#include <link.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <new>
 #include <unistd.h>
 #include <vector>
 
+#ifdef _WIN32
+#define HIP_STANDIN_API extern "C" __declspec(dllexport)
+// mingw-w64's C99 printf (__USE_MINGW_ANSI_STDIO, %zu), checked as such.
+#define HIP_STANDIN_PRINTF(F, A) __attribute__((format(gnu_printf, F, A)))
+#else
+#define HIP_STANDIN_PRINTF(F, A) __attribute__((format(printf, F, A)))
 #define HIP_STANDIN_API extern "C" __attribute__((visibility("default")))
+#endif
 
 namespace {
 
@@ -170,26 +179,29 @@ std::string describeHipkMetadata(const void *Metadata) {
 /// that a reader never sees a partial file. Returns "" or a message.
 std::string writeFileAtomically(const std::string &Path, const uint8_t *Data,
                                 size_t Size) {
-  std::string Temp = Path + ".tmp" + std::to_string(getpid());
-  int Fd = open(Temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (Fd < 0)
-    return strerror(errno);
-  for (size_t Done = 0; Done < Size;) {
-    ssize_t N = write(Fd, Data + Done, Size - Done);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0) {
-      std::string Error = strerror(errno);
-      close(Fd);
-      unlink(Temp.c_str());
-      return Error;
+  namespace fs = std::filesystem;
+  const fs::path Final = fs::u8path(Path);
+  fs::path Temp = Final;
+  Temp += ".tmp" + std::to_string(std::hash<std::thread::id>()(
+                       std::this_thread::get_id()));
+  {
+    std::ofstream Out(Temp, std::ios::binary | std::ios::trunc);
+    if (Out)
+      Out.write(reinterpret_cast<const char *>(Data),
+                static_cast<std::streamsize>(Size));
+    Out.close();
+    if (Out.fail()) {
+      std::error_code Ignored;
+      fs::remove(Temp, Ignored);
+      return "cannot write " + Temp.u8string();
     }
-    Done += size_t(N);
   }
-  if (close(Fd) != 0 || rename(Temp.c_str(), Path.c_str()) != 0) {
-    std::string Error = strerror(errno);
-    unlink(Temp.c_str());
-    return Error;
+  std::error_code EC;
+  fs::rename(Temp, Final, EC); // replaces Final, atomically on POSIX
+  if (EC) {
+    std::error_code Ignored;
+    fs::remove(Temp, Ignored);
+    return EC.message();
   }
   return "";
 }
@@ -261,8 +273,8 @@ public:
 
 private:
   Runtime();
-  void log(const char *Fmt, ...) __attribute__((format(printf, 2, 3)));
-  void error(const char *Fmt, ...) __attribute__((format(printf, 2, 3)));
+  void log(const char *Fmt, ...) HIP_STANDIN_PRINTF(2, 3);
+  void error(const char *Fmt, ...) HIP_STANDIN_PRINTF(2, 3);
   FatBinary *lookup(void **Handle, const char *What);
   /// Reads FB's bundle; AfterAgent(I) runs once agent I's code object is
   /// known (so that checks interleave with the loading, agent by agent).
@@ -425,7 +437,9 @@ void *Runtime::registerManagedVariable(void **Handle, void *InitValue,
   // address in the host-side pointer; host memory plays that role here.
   void *Memory = nullptr;
   size_t Alignment = Align < sizeof(void *) ? sizeof(void *) : Align;
-  if (posix_memalign(&Memory, Alignment, Size ? Size : 1) != 0)
+  Memory = ::operator new(Size ? Size : 1, std::align_val_t(Alignment),
+                          std::nothrow); // kept until exit, never freed
+  if (!Memory)
     return nullptr;
   if (InitValue && Size)
     memcpy(Memory, InitValue, Size);

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -319,12 +321,16 @@ inline Bytes payload(const std::string &Tag, size_t Size) {
   return Out;
 }
 
+/// Writes Data to Path (UTF-8, also on Windows).
 inline bool writeFile(const std::string &Path, const Bytes &Data) {
-  std::FILE *F = std::fopen(Path.c_str(), "wb");
+  std::ofstream F(std::filesystem::u8path(Path),
+                  std::ios::binary | std::ios::trunc);
   if (!F)
     return false;
-  bool Ok = std::fwrite(Data.data(), 1, Data.size(), F) == Data.size();
-  return std::fclose(F) == 0 && Ok;
+  F.write(reinterpret_cast<const char *>(Data.data()),
+          static_cast<std::streamsize>(Data.size()));
+  F.close();
+  return !F.fail();
 }
 
 /// HIPK metadata: {"kernel_name": Name, "kpack_search_paths": Paths}.

@@ -2,15 +2,14 @@
 
 #include "TestSupport.h"
 
+#include "kpack/Platform.h"
 #include "kpack/SearchPaths.h"
 #include "kpack/LoaderCache.h"
 #include "rocm_kpack/kpack.h"
 
 #include <gtest/gtest.h>
 
-#include <climits>
 #include <cstdlib>
-#include <unistd.h>
 
 using namespace kpack_test;
 using kpack::LoaderCache;
@@ -213,7 +212,11 @@ TEST_F(LoaderTest, EnvPathReplacesEmbeddedPaths) {
   Spec.Arches = {"gfx1100"};
   Spec.Entries = {{"lib/libfoo.so#0", "gfx1100", payload("from-env", 64)}};
   std::string Path = Dir.write("env/override.kpack", buildArchive(Spec));
-  setenv("ROCM_KPACK_PATH", ("/nonexistent.kpack:" + Path).c_str(), 1);
+  // ':'-separated (';' on Windows).
+  setenv("ROCM_KPACK_PATH",
+         ("/nonexistent.kpack" + std::string(1, kpack::platform::PathListSeparator) +
+          Path).c_str(),
+         1);
   std::string Out;
   ASSERT_EQ(load({"gfx1100"}, 0, Out), KPACK_SUCCESS);
   EXPECT_EQ(Out, str(payload("from-env", 64)));
@@ -291,27 +294,6 @@ TEST_F(LoaderTest, QuietWithoutDebug) {
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(load({"gfx942"}, 0, Out), KPACK_ERROR_ARCHIVE_NOT_FOUND);
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
-}
-
-TEST(DiscoverBinaryPath, FindsTheExecutableAndOffset) {
-  char Path[PATH_MAX];
-  size_t Offset = 0;
-  ASSERT_EQ(
-      kpack_discover_binary_path(reinterpret_cast<const void *>(&kpack_open),
-                                 Path, sizeof(Path), &Offset),
-      KPACK_SUCCESS);
-  char Self[PATH_MAX];
-  ssize_t N = readlink("/proc/self/exe", Self, sizeof(Self) - 1);
-  ASSERT_GT(N, 0);
-  Self[N] = '\0';
-  EXPECT_STREQ(Path, Self);
-  EXPECT_GT(Offset, 0u);
-  EXPECT_EQ(kpack_discover_binary_path(
-                reinterpret_cast<const void *>(&kpack_open), Path, 4, &Offset),
-            KPACK_ERROR_INVALID_ARGUMENT);
-  int OnStack = 0;
-  EXPECT_EQ(kpack_discover_binary_path(&OnStack, Path, sizeof(Path), nullptr),
-            KPACK_ERROR_PATH_DISCOVERY_FAILED);
 }
 
 TEST(EnumerateArchitectures, VisitsAllAndStopsOnFalse) {

@@ -17,7 +17,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <sys/resource.h>
+#endif
 
 using namespace kpack_test;
 using kpack::ArchiveReader;
@@ -830,10 +834,26 @@ TEST(MalformedArchive, SharedBaseIsValid) {
 // limit in a child process. (Sanitizers reserve terabytes of shadow memory,
 // so the limit cannot be applied to them.)
 #ifndef KPACK_TEST_SANITIZED
-[[noreturn]] void openAndLoadUnderLimit(const std::string &Path) {
-  const rlim_t Bytes = rlim_t(256) << 20;
-  struct rlimit Limit = {Bytes, Bytes};
+/// Limits the process (the death test's child) to 256 MiB: RLIMIT_AS on
+/// Linux, a job object's process memory limit on Windows.
+void limitMemory() {
+  const size_t Bytes = size_t(256) << 20;
+#ifdef _WIN32
+  HANDLE Job = CreateJobObjectW(nullptr, nullptr);
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION Info{};
+  Info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_PROCESS_MEMORY;
+  Info.ProcessMemoryLimit = Bytes;
+  if (Job && SetInformationJobObject(Job, JobObjectExtendedLimitInformation,
+                                     &Info, sizeof(Info)))
+    AssignProcessToJobObject(Job, GetCurrentProcess());
+#else
+  struct rlimit Limit = {rlim_t(Bytes), rlim_t(Bytes)};
   setrlimit(RLIMIT_AS, &Limit);
+#endif
+}
+
+[[noreturn]] void openAndLoadUnderLimit(const std::string &Path) {
+  limitMemory();
   kpack_archive_t A = nullptr;
   kpack_error_t Err = kpack_open(Path.c_str(), &A);
   if (Err == KPACK_SUCCESS) {

@@ -6,7 +6,38 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
+
+#ifdef _WIN32
+// The POSIX calls the tests use, for the Windows build (cmake/windows): the
+// variables are set in the process environment block (which the runtime
+// reads, in UTF-16) and in the C runtime's copy.
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+inline int setenv(const char *Name, const char *Value, int) {
+  auto Wide = [](const char *S) {
+    std::wstring W(static_cast<size_t>(MultiByteToWideChar(CP_UTF8, 0, S, -1,
+                                                           nullptr, 0)),
+                   L'\0');
+    MultiByteToWideChar(CP_UTF8, 0, S, -1, W.data(),
+                        static_cast<int>(W.size()));
+    return W;
+  };
+  _putenv_s(Name, Value);
+  return SetEnvironmentVariableW(Wide(Name).c_str(), Wide(Value).c_str()) ? 0
+                                                                           : -1;
+}
+inline int unsetenv(const char *Name) {
+  _putenv_s(Name, "");
+  return SetEnvironmentVariableA(Name, nullptr) ||
+                 GetLastError() == ERROR_ENVVAR_NOT_FOUND
+             ? 0
+             : -1;
+}
+#endif
 
 namespace kpack_test {
 
@@ -14,15 +45,22 @@ namespace kpack_test {
 class TempDir {
 public:
   TempDir() {
-    std::string Template =
-        (std::filesystem::temp_directory_path() / "kpack-rt-XXXXXX").string();
-    if (!mkdtemp(Template.data()))
-      throw std::runtime_error("mkdtemp failed");
-    Path = Template;
+    std::random_device Random;
+    for (int Attempt = 0; Attempt < 100; ++Attempt) {
+      std::filesystem::path Candidate =
+          std::filesystem::temp_directory_path() /
+          ("kpack-rt-" + std::to_string(Random()));
+      std::error_code EC;
+      if (std::filesystem::create_directory(Candidate, EC)) {
+        Path = Candidate.u8string();
+        return;
+      }
+    }
+    throw std::runtime_error("cannot create a temporary directory");
   }
   ~TempDir() {
     std::error_code EC;
-    std::filesystem::remove_all(Path, EC);
+    std::filesystem::remove_all(std::filesystem::u8path(Path), EC);
   }
   const std::string &path() const { return Path; }
   std::string file(const std::string &Name) const { return Path + "/" + Name; }
@@ -31,7 +69,7 @@ public:
   std::string write(const std::string &Name, const Bytes &Data) const {
     std::string Full = file(Name);
     std::filesystem::create_directories(
-        std::filesystem::path(Full).parent_path());
+        std::filesystem::u8path(Full).parent_path());
     if (!writeFile(Full, Data))
       throw std::runtime_error("cannot write " + Full);
     return Full;
