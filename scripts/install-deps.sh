@@ -18,7 +18,8 @@ PKGS=(
   # Real ROCm fat binaries and HIP runtime used as test inputs.
   librocrand1 librocsparse0 libamdhip64-5 libamdhip64-dev rocm-device-libs
   # Windows: PE/COFF programs and DLLs (mingw-w64) run under wine (docs/windows.md).
-  mingw-w64 wine wine64
+  # zlib for the Windows stand-in's compressed bundles.
+  mingw-w64 wine wine64 libz-mingw-w64-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -29,3 +30,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# zstd for the Windows DLL: Debian has no mingw-w64 build of it, so the
+# Windows build compiles Debian's own libzstd source package, fetched once
+# with apt (cmake/windows/get-zstd-source.sh).
+$SUDO bash "$(dirname "$0")/../cmake/windows/get-zstd-source.sh"

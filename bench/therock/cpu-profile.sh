@@ -46,6 +46,7 @@ valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$W/kpack" split \
   --artifact-dir "$A" --artifact-prefix math_lib --output-dir "$W/out" \
   --level 3 -j 1 > "$W/cg.log" 2>&1 || { cat "$W/cg.log" >&2; exit 1; }
 callgrind_annotate --inclusive=yes --threshold=100 "$W/cg.out" > "$W/inclusive.txt"
+[ -z "${KEEP_PROFILE:-}" ] || cp "$W/inclusive.txt" "$KEEP_PROFILE"
 ir() { # the largest inclusive count of a function whose line matches $1
   local n
   n=$(grep -E "$1" "$W/inclusive.txt" | head -1 | awk '{ gsub(",", "", $1); print $1 }')

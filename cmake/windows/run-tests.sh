@@ -20,8 +20,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   for m in "${missing[@]}"; do echo "error: missing $m"; done
   report 0 1 0; exit 1
 fi
-if ! bash cmake/windows/get-zstd-source.sh; then
-  echo "error: zstd sources for the Windows build could not be fetched"; report 0 1 0; exit 1
+if [ ! -f /usr/local/src/zstd-1.5.4/lib/zstd.h ]; then
+  echo "error: zstd sources missing in /usr/local/src/zstd-1.5.4 (scripts/install-deps.sh fetches Debian's libzstd source package)"; report 0 1 0; exit 1
 fi
 
 if ! cmake -S cmake/windows -B "$BUILD_DIR" -G Ninja \
