@@ -54,7 +54,9 @@ ir() { # the largest inclusive count of a function whose line matches $1
 }
 TOTAL=$(grep 'PROGRAM TOTALS' "$W/inclusive.txt" | awk '{ gsub(",", "", $1); print $1 }')
 ZSTD=$(( $(ir ':ZSTD_compressCCtx ') + $(ir ':ZSTD_compress2 ') ))
+# The workers' function, or runOnWorkers where the compiler inlined it there.
 WORKERS=$(ir 'writeArchives\(.*\)::\$_[0-9]+::operator\(\)\(\) const')
+[ "$WORKERS" != 0 ] || WORKERS=$(ir 'runOnWorkers<kpack::ArchiveWriter::writeArchives')
 for f in $(find "$W/out" -type f -name '*.kpack'); do
   "$BUILD/bin/kpack" ls "$f" | sed -n '/^KEY /,/^total:/p' | sed '1d;$d'
 done > "$W/entries.txt"
