@@ -154,7 +154,8 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     // uncompressed bundle is only parsed here (its header); its code objects
     // are read from where the bundle lies, an input file or a rewritten one,
     // while the archives are written, so memory does not grow with the device
-    // code. A compressed bundle (CCOB) is decoded here and held until then.
+    // code. A compressed bundle (CCOB) is decoded here and held until then
+    // (as is a record whose bytes are not exactly one bundle).
     Bundles.resize(IndexOfKey.size());
     for (auto &[Key, N] : IndexOfKey) {
       const PayloadBytes *Where = Payloads.find(Key);
@@ -180,21 +181,20 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
         Mapped = std::move(*Slice);
         View = arrayRefFromStringRef(Mapped->getBuffer());
       }
+      // The header alone, when the record holds exactly one uncompressed
+      // bundle; otherwise (CCOB, bytes after the bundle) decoded and held.
       std::vector<BundleExtent> Extents;
-      if (Status S = scanBundleSection(View.data(), View.size(), Extents))
-        return createStringError("%s: %s", Origin.c_str(),
-                                 S.message().c_str());
-      if (Extents.size() != 1 || Extents[0].SectionOffset != 0)
-        return createStringError("%s: not one offload bundle",
-                                 Origin.c_str());
-      const bool Compressed =
-          Extents[0].Compression != BundleCompression::None;
-      if (Compressed)
+      const bool Scanned =
+          !scanBundleSection(View.data(), View.size(), Extents) &&
+          Extents.size() == 1 && Extents[0].SectionOffset == 0 &&
+          Extents[0].Compression == BundleCompression::None;
+      const bool Decoded = !Scanned;
+      if (Decoded)
         if (Status S = decodeBundle(View.data(), View.size(), Bundles[N]))
           return createStringError("%s: %s", Origin.c_str(),
                                    S.message().c_str());
       const std::vector<BundleEntry> &Entries =
-          Compressed ? Bundles[N].Entries : Extents[0].Entries;
+          Decoded ? Bundles[N].Entries : Extents[0].Entries;
       for (const BundleEntry &E : Entries) {
         if (!E.isDevice())
           continue;
@@ -203,7 +203,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
         C.TargetId = E.TargetId;
         C.EntryId = E.Id;
         C.Size = E.Size;
-        if (Compressed)
+        if (Decoded)
           C.Source = EntrySource::fromBytes(Bundles[N].payload(E), E.Size);
         else if (Where->inFile())
           C.Source = EntrySource::fromFileRange(Where->File,
