@@ -79,7 +79,7 @@ static Expected<bool> sameBytes(const PayloadBytes &A, const PayloadBytes &B) {
     if (!P.inFile())
       return P.Bytes.slice(Off, N);
     if (Error E = readFileBytes(P.File, P.Offset + Off, N, Buf))
-      return std::move(E);
+      return Expected<ArrayRef<uint8_t>>(std::move(E));
     return ArrayRef<uint8_t>(Buf);
   };
   for (uint64_t Off = 0; Off < A.Size; Off += Piece) {
