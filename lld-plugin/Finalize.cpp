@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -149,11 +150,16 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     }
 
     // The archive entries: the device entries of the live keys' bundles,
-    // each checked as `kpack verify` would check it when it is written.
+    // each checked as `kpack verify` would check it when it is written. An
+    // uncompressed bundle is only parsed here (its header); its code objects
+    // are read from where the bundle lies, an input file or a rewritten one,
+    // while the archives are written, so memory does not grow with the device
+    // code. A compressed bundle (CCOB) is decoded here and held until then
+    // (as is a record whose bytes are not exactly one bundle).
     Bundles.resize(IndexOfKey.size());
     for (auto &[Key, N] : IndexOfKey) {
-      const ArrayRef<uint8_t> *Bytes = Payloads.find(Key);
-      if (!Bytes)
+      const PayloadBytes *Where = Payloads.find(Key);
+      if (!Where)
         return createStringError("%s: no input carries the device code for "
                                  "content key 0x%016llx",
                                  OutputPath.str().c_str(),
@@ -161,17 +167,51 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
       std::string Origin = (Payloads.origin(Key) + ": offload bundle 0x" +
                             Twine::utohexstr(Key))
                                .str();
-      if (Status S = decodeBundle(Bytes->data(), Bytes->size(), Bundles[N]))
-        return createStringError("%s: %s", Origin.c_str(),
-                                 S.message().c_str());
-      for (const BundleEntry *E : Bundles[N].deviceEntries()) {
+      // A file-backed bundle is mapped (not read) while its header is
+      // parsed; only the pages the header spans are touched.
+      std::unique_ptr<MemoryBuffer> Mapped;
+      ArrayRef<uint8_t> View = Where->Bytes;
+      if (Where->inFile()) {
+        auto Slice = MemoryBuffer::getFileSlice(Where->File, Where->Size,
+                                                Where->Offset,
+                                                /*IsVolatile=*/false);
+        if (!Slice)
+          return createFileError(Where->File,
+                                 errorCodeToError(Slice.getError()));
+        Mapped = std::move(*Slice);
+        View = arrayRefFromStringRef(Mapped->getBuffer());
+      }
+      // The header alone, when the record holds exactly one uncompressed
+      // bundle; otherwise (CCOB, bytes after the bundle) decoded and held.
+      std::vector<BundleExtent> Extents;
+      const bool Scanned =
+          !scanBundleSection(View.data(), View.size(), Extents) &&
+          Extents.size() == 1 && Extents[0].SectionOffset == 0 &&
+          Extents[0].Compression == BundleCompression::None;
+      const bool Decoded = !Scanned;
+      if (Decoded)
+        if (Status S = decodeBundle(View.data(), View.size(), Bundles[N]))
+          return createStringError("%s: %s", Origin.c_str(),
+                                   S.message().c_str());
+      const std::vector<BundleEntry> &Entries =
+          Decoded ? Bundles[N].Entries : Extents[0].Entries;
+      for (const BundleEntry &E : Entries) {
+        if (!E.isDevice())
+          continue;
         CodeObjectRef C;
         C.Index = N;
-        C.TargetId = E->TargetId;
-        C.EntryId = E->Id;
-        C.Size = E->Size;
-        C.Source = EntrySource::fromBytes(Bundles[N].payload(*E), E->Size);
-        C.Origin = Origin + ": offload bundle entry " + quoteInput(E->Id);
+        C.TargetId = E.TargetId;
+        C.EntryId = E.Id;
+        C.Size = E.Size;
+        if (Decoded)
+          C.Source = EntrySource::fromBytes(Bundles[N].payload(E), E.Size);
+        else if (Where->inFile())
+          C.Source = EntrySource::fromFileRange(Where->File,
+                                                Where->Offset + E.Offset,
+                                                E.Size);
+        else
+          C.Source = EntrySource::fromBytes(View.data() + E.Offset, E.Size);
+        C.Origin = Origin + ": offload bundle entry " + quoteInput(E.Id);
         if (Error Err = Archives.add(Plan.KernelName + "#" + std::to_string(N),
                                      C))
           return Err;

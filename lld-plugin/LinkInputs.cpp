@@ -35,19 +35,84 @@ namespace link {
 // PayloadStore
 //===----------------------------------------------------------------------===//
 
-Error PayloadStore::add(uint64_t Key, ArrayRef<uint8_t> Bundle,
-                        StringRef Origin) {
+Error readFileBytes(StringRef Path, uint64_t Offset, uint64_t Size,
+                    std::vector<uint8_t> &Out) {
+  Expected<sys::fs::file_t> F = sys::fs::openNativeFileForRead(Path);
+  if (!F)
+    return createFileError(Path, F.takeError());
+  Out.resize(Size);
+  uint64_t Done = 0;
+  Error Result = Error::success();
+  while (Done < Size) {
+    Expected<size_t> N = sys::fs::readNativeFileSlice(
+        *F,
+        MutableArrayRef<char>(reinterpret_cast<char *>(Out.data()) + Done,
+                              Size - Done),
+        Offset + Done);
+    if (!N) {
+      Result = createFileError(Path, N.takeError());
+      break;
+    }
+    if (*N == 0) {
+      Result = createFileError(
+          Path, createStringError("the file ends before byte %llu",
+                                  (unsigned long long)(Offset + Size)));
+      break;
+    }
+    Done += *N;
+  }
+  sys::fs::closeFile(*F);
+  return Result;
+}
+
+/// Whether two stored bundles hold the same bytes, compared a bounded piece
+/// at a time.
+static Expected<bool> sameBytes(const PayloadBytes &A, const PayloadBytes &B) {
+  if (A.Size != B.Size)
+    return false;
+  if (!A.inFile() && !B.inFile())
+    return A.Bytes == B.Bytes;
+  constexpr uint64_t Piece = uint64_t(8) << 20;
+  std::vector<uint8_t> BufA, BufB;
+  auto Slice = [](const PayloadBytes &P, uint64_t Off, uint64_t N,
+                  std::vector<uint8_t> &Buf) -> Expected<ArrayRef<uint8_t>> {
+    if (!P.inFile())
+      return P.Bytes.slice(Off, N);
+    if (Error E = readFileBytes(P.File, P.Offset + Off, N, Buf))
+      return Expected<ArrayRef<uint8_t>>(std::move(E));
+    return ArrayRef<uint8_t>(Buf);
+  };
+  for (uint64_t Off = 0; Off < A.Size; Off += Piece) {
+    uint64_t N = std::min(Piece, A.Size - Off);
+    Expected<ArrayRef<uint8_t>> X = Slice(A, Off, N, BufA);
+    if (!X)
+      return X.takeError();
+    Expected<ArrayRef<uint8_t>> Y = Slice(B, Off, N, BufB);
+    if (!Y)
+      return Y.takeError();
+    if (*X != *Y)
+      return false;
+  }
+  return true;
+}
+
+Error PayloadStore::add(uint64_t Key, PayloadBytes Bundle, StringRef Origin) {
   auto [It, Inserted] = Bundles.try_emplace(Key, Bundle);
-  if (Inserted)
+  if (Inserted) {
     Origins[Key] = Origin.str();
-  if (!Inserted && It->second != Bundle)
+    return Error::success();
+  }
+  Expected<bool> Same = sameBytes(It->second, Bundle);
+  if (!Same)
+    return Same.takeError();
+  if (!*Same)
     return createStringError("%s: content key 0x%016llx names two different "
                              "offload bundles",
                              Origin.str().c_str(), (unsigned long long)Key);
   return Error::success();
 }
 
-const ArrayRef<uint8_t> *PayloadStore::find(uint64_t Key) const {
+const PayloadBytes *PayloadStore::find(uint64_t Key) const {
   auto It = Bundles.find(Key);
   return It == Bundles.end() ? nullptr : &It->second;
 }
@@ -101,7 +166,7 @@ using Bytes = std::unique_ptr<MemoryBuffer>;
 struct PreparedFile {
   struct Record {
     uint64_t Key;
-    ArrayRef<uint8_t> Bundle;
+    PayloadBytes Bundle;
     std::string Origin;
   };
   std::optional<std::string> Substitute; ///< path lld reads instead
@@ -114,7 +179,8 @@ struct PreparedFile {
   void addRecords(const std::vector<ready::PayloadRecord> &Rs,
                   StringRef Origin) {
     for (const ready::PayloadRecord &R : Rs)
-      Records.push_back({R.Key, R.Bundle, Origin.str()});
+      Records.push_back(
+          {R.Key, PayloadBytes::inMemory(R.Bundle), Origin.str()});
   }
 };
 
@@ -139,6 +205,9 @@ private:
   Expected<Bytes> processObject(MemoryBufferRef Buf);
   Expected<Bytes> processBitcode(MemoryBufferRef Buf);
   Expected<Bytes> processArchive(MemoryBufferRef Buf);
+  /// A fat relocatable object rewritten straight into TempPath (its bundles
+  /// streamed, never held); false if Buf is not such an object.
+  Expected<bool> streamFatObject(const MemoryBuffer &Buf);
   Error collectPayloads(const ObjectFile &Obj, StringRef Origin);
   Error collectPayloads(Module &M, StringRef Origin);
   Error writeTemp(const MemoryBuffer &Buf);
@@ -149,9 +218,12 @@ private:
 };
 
 /// Cheap test before parsing: a relocatable ELF that has one of our sections
-/// names it in its section-header string table.
+/// names it in its section-header string table. Large objects (device code)
+/// are parsed instead of scanned, which would read every page.
 bool mayCarryDeviceCode(MemoryBufferRef Buf) {
   StringRef B = Buf.getBuffer();
+  if (B.size() > (size_t(1) << 20))
+    return true;
   return B.contains(ready::FatbinSectionName) ||
          B.contains(ready::PayloadSectionName);
 }
@@ -412,18 +484,77 @@ Expected<Bytes> FilePreparer::processFile(MemoryBufferRef Buf) {
   return processMember(Buf);
 }
 
+Expected<bool> FilePreparer::streamFatObject(const MemoryBuffer &Buf) {
+  if (identify_magic(Buf.getBuffer()) != file_magic::elf_relocatable ||
+      !mayCarryDeviceCode(Buf.getMemBufferRef()))
+    return false;
+  auto Obj = ObjectFile::createObjectFile(Buf.getMemBufferRef());
+  if (!Obj) {
+    consumeError(Obj.takeError()); // not ours to diagnose; lld will
+    return false;
+  }
+  if (!ready::hasFatbinSection(**Obj))
+    return false;
+  StringRef Origin = Buf.getBufferIdentifier();
+  std::error_code EC;
+  raw_fd_ostream OS(TempPath, EC, sys::fs::OF_None);
+  if (EC)
+    return createFileError(TempPath, errorCodeToError(EC));
+  std::vector<ready::WrittenPayload> Written;
+  if (Error E = ready::rewriteFatObject(
+          Buf.getMemBufferRef(), OS,
+          /*ReleaseInput=*/Buf.getBufferKind() == MemoryBuffer::MemoryBuffer_MMap,
+          &Written))
+    return createFileError(Origin, std::move(E));
+  OS.close();
+  if (OS.has_error())
+    return createFileError(TempPath, errorCodeToError(OS.error()));
+  for (const ready::WrittenPayload &W : Written)
+    Out.Records.push_back(
+        {W.Key,
+         PayloadBytes::inFileRange(TempPath, W.BundleOffset, W.BundleSize),
+         Origin.str()});
+  Out.HasDeviceCode |= !Written.empty();
+  Out.Substitute = TempPath;
+  return true;
+}
+
 Error FilePreparer::run(StringRef Path) {
   auto BufOrErr = MemoryBuffer::getFile(Path, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   if (!BufOrErr)
     return Error::success(); // missing inputs are lld's to report
   Bytes Buf = std::move(*BufOrErr);
+  // A fat object (the common case, and the one whose device code can be
+  // gigabytes) goes straight to its temporary file.
+  Expected<bool> Streamed = streamFatObject(*Buf);
+  if (!Streamed)
+    return Streamed.takeError();
+  if (*Streamed)
+    return Error::success();
   Expected<Bytes> New = processFile(Buf->getMemBufferRef());
   if (!New)
     return New.takeError();
-  // Payload records of unmodified inputs point into Buf.
-  if (Out.HasDeviceCode)
+  // Payload records of unmodified inputs (objects, members of a regular
+  // archive) point into Buf: they are read from the file again when the
+  // archives are written, and Buf is let go so that its pages need not stay.
+  StringRef Whole = Buf->getBuffer();
+  bool ViewsIntoBuf = false;
+  for (PreparedFile::Record &R : Out.Records) {
+    if (R.Bundle.inFile())
+      continue;
+    const char *Begin = reinterpret_cast<const char *>(R.Bundle.Bytes.data());
+    if (Begin >= Whole.begin() && Begin + R.Bundle.Size <= Whole.end() &&
+        R.Bundle.Size != 0)
+      R.Bundle = PayloadBytes::inFileRange(Path.str(), Begin - Whole.begin(),
+                                           R.Bundle.Size);
+    else if (Begin >= Whole.begin() && Begin <= Whole.end())
+      ViewsIntoBuf = true;
+  }
+  if (ViewsIntoBuf)
     Out.Keep.push_back(std::move(Buf));
+  else
+    Buf.reset();
   if (!*New)
     return Error::success();
   if (Error E = writeTemp(**New))

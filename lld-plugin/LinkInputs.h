@@ -27,16 +27,44 @@
 namespace kpack {
 namespace link {
 
+/// Where one offload bundle's bytes are: in memory (a view into a buffer the
+/// store keeps), or a range of a file (an input, or a rewritten input in the
+/// temporary directory), read only when the archives are written so that
+/// memory does not grow with the device code.
+struct PayloadBytes {
+  llvm::ArrayRef<uint8_t> Bytes; ///< in memory; unused if File is set
+  std::string File;
+  uint64_t Offset = 0; ///< of the bundle in File
+  uint64_t Size = 0;
+  bool inFile() const { return !File.empty(); }
+  static PayloadBytes inMemory(llvm::ArrayRef<uint8_t> B) {
+    PayloadBytes P;
+    P.Bytes = B;
+    P.Size = B.size();
+    return P;
+  }
+  static PayloadBytes inFileRange(std::string F, uint64_t Off, uint64_t N) {
+    PayloadBytes P;
+    P.File = std::move(F);
+    P.Offset = Off;
+    P.Size = N;
+    return P;
+  }
+};
+
 /// Offload bundles by content key, gathered from the payload records of the
-/// inputs. Owns the buffers the bundles point into.
+/// inputs. Owns the buffers in-memory bundles point into.
 class PayloadStore {
 public:
   /// Records Bundle under Key. The same key seen again must carry the same
   /// bytes (it is then stored once).
+  llvm::Error add(uint64_t Key, PayloadBytes Bundle, llvm::StringRef Origin);
   llvm::Error add(uint64_t Key, llvm::ArrayRef<uint8_t> Bundle,
-                  llvm::StringRef Origin);
+                  llvm::StringRef Origin) {
+    return add(Key, PayloadBytes::inMemory(Bundle), Origin);
+  }
   /// The bundle for Key, or nullptr.
-  const llvm::ArrayRef<uint8_t> *find(uint64_t Key) const;
+  const PayloadBytes *find(uint64_t Key) const;
   /// The input Key was first seen in (for messages), or "".
   llvm::StringRef origin(uint64_t Key) const;
   void keepAlive(std::unique_ptr<llvm::MemoryBuffer> Buffer) {
@@ -46,20 +74,26 @@ public:
   void keepAlive(std::unique_ptr<llvm::object::Archive> Ar) {
     Archives.push_back(std::move(Ar));
   }
-  /// Calls F(Key, Bundle) for every stored bundle, in no particular order.
+  /// Calls F(Key, Bytes) for every bundle held in memory (all of those
+  /// readLinkInput stores), in no particular order.
   template <typename Fn> void forEach(Fn F) const {
     for (const auto &KV : Bundles)
-      F(KV.first, KV.second);
+      if (!KV.second.inFile())
+        F(KV.first, KV.second.Bytes);
   }
   bool empty() const { return Bundles.empty(); }
   size_t size() const { return Bundles.size(); }
 
 private:
-  llvm::DenseMap<uint64_t, llvm::ArrayRef<uint8_t>> Bundles;
+  llvm::DenseMap<uint64_t, PayloadBytes> Bundles;
   llvm::DenseMap<uint64_t, std::string> Origins;
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> Buffers;
   std::vector<std::unique_ptr<llvm::object::Archive>> Archives;
 };
+
+/// Reads Size bytes at Offset of Path into Out (a bounded piece of a payload).
+llvm::Error readFileBytes(llvm::StringRef Path, uint64_t Offset, uint64_t Size,
+                          std::vector<uint8_t> &Out);
 
 /// A private temporary directory, removed with everything in it on
 /// destruction.

@@ -10,13 +10,16 @@ using namespace llvm;
 namespace kpack {
 namespace ready {
 
-uint64_t computeContentKey(ArrayRef<uint8_t> Bundle) {
-  uint64_t Hash = 0xcbf29ce484222325ULL;
-  for (uint8_t Byte : Bundle) {
+uint64_t updateContentKey(uint64_t Hash, ArrayRef<uint8_t> Bytes) {
+  for (uint8_t Byte : Bytes) {
     Hash ^= Byte;
     Hash *= 0x100000001b3ULL;
   }
   return Hash;
+}
+
+uint64_t computeContentKey(ArrayRef<uint8_t> Bundle) {
+  return updateContentKey(ContentKeyBasis, Bundle);
 }
 
 static void appendLE32(std::vector<uint8_t> &Out, uint32_t V) {

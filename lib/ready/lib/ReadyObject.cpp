@@ -18,7 +18,10 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <sys/mman.h>
 
 using namespace llvm;
 using namespace llvm::object;
@@ -80,6 +83,9 @@ using ELFT = ELF64LE;
 static constexpr size_t SymValueOffset = 8;
 static constexpr size_t SymSizeOffset = 16;
 static constexpr size_t RelaAddendOffset = 16;
+// ... and in Elf64_Shdr and Elf64_Ehdr.
+static constexpr size_t ShdrSizeOffset = 32;
+static constexpr size_t EhdrShOffOffset = 40;
 
 /// Moves symbols defined in the key section and relocation addends against
 /// it from bundle offsets to slot offsets, in the ObjCopy output \p Buf.
@@ -222,7 +228,32 @@ static Error checkSectionLayout(const ELFFile<ELFT> &File) {
   return Error::success();
 }
 
-Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
+void releaseMappedPages(const void *Data, size_t Size) {
+  const uintptr_t Page = sys::Process::getPageSizeEstimate();
+  uintptr_t Begin = alignTo(reinterpret_cast<uintptr_t>(Data), Page);
+  uintptr_t End = alignDown(reinterpret_cast<uintptr_t>(Data) + Size, Page);
+  if (End > Begin)
+    ::madvise(reinterpret_cast<void *>(Begin), End - Begin, MADV_DONTNEED);
+}
+
+/// Bytes of a bundle keyed or copied at once.
+static constexpr size_t StreamChunk = size_t(8) << 20;
+
+/// Calls F on consecutive chunks of Bytes, releasing each one's pages after
+/// it if Release.
+template <typename Fn>
+static void forEachChunk(ArrayRef<uint8_t> Bytes, bool Release, Fn F) {
+  for (size_t Off = 0; Off < Bytes.size(); Off += StreamChunk) {
+    ArrayRef<uint8_t> Chunk =
+        Bytes.slice(Off, std::min(StreamChunk, Bytes.size() - Off));
+    F(Chunk);
+    if (Release)
+      releaseMappedPages(Chunk.data(), Chunk.size());
+  }
+}
+
+Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
+                       std::vector<WrittenPayload> *Written) {
   Expected<std::unique_ptr<ObjectFile>> ObjOrErr =
       ObjectFile::createObjectFile(In);
   if (!ObjOrErr)
@@ -254,20 +285,28 @@ Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   if (!Contents)
     return Contents.takeError();
   ArrayRef<uint8_t> Bytes = arrayRefFromStringRef(*Contents);
+  // Reads only the bundle headers and the padding between bundles.
   Expected<std::vector<BundleRange>> Ranges = splitFatbin(Bytes);
   if (!Ranges)
     return Ranges.takeError();
 
-  std::vector<uint8_t> Keys, Payloads;
+  // The keys, a chunk at a time; the payload section's size.
+  std::vector<uint8_t> Keys;
+  std::vector<uint64_t> BundleKeys;
+  uint64_t PayloadSize = 0;
   for (const BundleRange &R : *Ranges) {
-    ArrayRef<uint8_t> Bundle = Bytes.slice(R.Begin, R.End - R.Begin);
-    std::vector<uint8_t> Payload = encodePayloadRecord(Bundle);
-    Payloads.insert(Payloads.end(), Payload.begin(), Payload.end());
-    std::vector<uint8_t> Key =
-        encodeKeyRecord(computeContentKey(Bundle), Bundle.size());
-    Keys.insert(Keys.end(), Key.begin(), Key.end());
+    uint64_t Key = ContentKeyBasis;
+    forEachChunk(Bytes.slice(R.Begin, R.End - R.Begin), ReleaseInput,
+                 [&](ArrayRef<uint8_t> C) { Key = updateContentKey(Key, C); });
+    BundleKeys.push_back(Key);
+    std::vector<uint8_t> Slot = encodeKeyRecord(Key, R.End - R.Begin);
+    Keys.insert(Keys.end(), Slot.begin(), Slot.end());
+    PayloadSize += alignTo(PayloadHeaderSize + (R.End - R.Begin), RecordAlign);
   }
 
+  // The host part: everything but the payload section's contents, which
+  // ObjCopy adds last, right before the section header table (checked
+  // below). The payload is streamed into that gap.
   objcopy::ConfigManager Config;
   objcopy::CommonConfig &Common = Config.Common;
   Common.InputFilename = In.getBufferIdentifier();
@@ -282,8 +321,10 @@ Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   Common.UpdateSection.emplace_back(FatbinSectionName,
                                     toBuffer(Keys, KeySectionName));
   Common.SetSectionAlignment[FatbinSectionName] = RecordAlign;
-  Common.AddSection.emplace_back(PayloadSectionName,
-                                 toBuffer(Payloads, PayloadSectionName));
+  Common.AddSection.emplace_back(
+      PayloadSectionName,
+      MemoryBuffer::getMemBuffer(StringRef(), PayloadSectionName,
+                                 /*RequiresNullTerminator=*/false));
   Common.SetSectionFlags.try_emplace(
       PayloadSectionName,
       objcopy::SectionFlagsUpdate{PayloadSectionName,
@@ -291,12 +332,87 @@ Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
                                       SectionFlag::SecReadonly |
                                       SectionFlag::SecContents});
 
+  SmallVector<char, 0> Head;
+  raw_svector_ostream HeadOS(Head);
+  if (Error E = objcopy::executeObjcopyOnBinary(Config, *Obj, HeadOS))
+    return E;
+  if (Error E = patchReferences(MutableArrayRef<char>(Head.data(), Head.size()),
+                                *Ranges))
+    return E;
+
+  // Where the (empty) payload section and the section header table are.
+  Expected<ELFFile<ELFT>> File =
+      ELFFile<ELFT>::create(StringRef(Head.data(), Head.size()));
+  if (!File)
+    return File.takeError();
+  auto Sections = File->sections();
+  if (!Sections)
+    return Sections.takeError();
+  std::optional<size_t> PayloadIndex;
+  for (const ELFT::Shdr &Sec : *Sections) {
+    Expected<StringRef> Name = File->getSectionName(Sec);
+    if (!Name)
+      return Name.takeError();
+    if (*Name == PayloadSectionName)
+      PayloadIndex = &Sec - Sections->begin();
+  }
+  const uint64_t ShOff = File->getHeader().e_shoff;
+  const uint64_t ShEnd =
+      ShOff + uint64_t(File->getHeader().e_shnum) * sizeof(ELFT::Shdr);
+  if (!PayloadIndex)
+    return makeError("internal error: the rewritten object lacks " +
+                     PayloadSectionName);
+  const uint64_t Gap = (*Sections)[*PayloadIndex].sh_offset;
+  bool LaidOutLast = (*Sections)[*PayloadIndex].sh_size == 0 &&
+                     ShOff == alignTo(Gap, sizeof(ELFT::Addr)) &&
+                     ShEnd == Head.size();
+  for (const ELFT::Shdr &Sec : *Sections)
+    if (Sec.sh_type != ELF::SHT_NOBITS && Sec.sh_size != 0 &&
+        Sec.sh_offset + Sec.sh_size > Gap)
+      LaidOutLast = false;
+  if (!LaidOutLast)
+    return makeError("internal error: ObjCopy did not lay out " +
+                     PayloadSectionName + " last");
+  const uint64_t NewShOff = alignTo(Gap + PayloadSize, sizeof(ELFT::Addr));
+  {
+    using namespace support::endian;
+    const size_t ShdrAt = ShOff + *PayloadIndex * sizeof(ELFT::Shdr);
+    write64le(Head.data() + ShdrAt + ShdrSizeOffset,
+              PayloadSize);
+    write64le(Head.data() + EhdrShOffOffset, NewShOff);
+  }
+
+  OS.write(Head.data(), Gap);
+  uint64_t Pos = Gap;
+  for (size_t I = 0; I < Ranges->size(); ++I) {
+    const BundleRange &R = (*Ranges)[I];
+    const uint64_t Size = R.End - R.Begin;
+    uint8_t Header[PayloadHeaderSize] = {};
+    support::endian::write32le(Header, PayloadMagic);
+    support::endian::write32le(Header + 4, PayloadVersion);
+    support::endian::write64le(Header + 8, BundleKeys[I]);
+    support::endian::write64le(Header + 16, Size);
+    OS.write(reinterpret_cast<const char *>(Header), sizeof(Header));
+    if (Written)
+      Written->push_back({BundleKeys[I], Pos + PayloadHeaderSize, Size});
+    forEachChunk(Bytes.slice(R.Begin, Size), ReleaseInput,
+                 [&](ArrayRef<uint8_t> C) {
+                   OS.write(reinterpret_cast<const char *>(C.data()),
+                            C.size());
+                 });
+    const uint64_t Record = alignTo(PayloadHeaderSize + Size, RecordAlign);
+    OS.write_zeros(Record - PayloadHeaderSize - Size);
+    Pos += Record;
+  }
+  OS.write_zeros(NewShOff - Pos);
+  OS.write(Head.data() + ShOff, Head.size() - ShOff);
+  return Error::success();
+}
+
+Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   Out.clear();
   raw_svector_ostream OS(Out);
-  if (Error E = objcopy::executeObjcopyOnBinary(Config, *Obj, OS))
-    return E;
-  return patchReferences(MutableArrayRef<char>(Out.data(), Out.size()),
-                         *Ranges);
+  return rewriteFatObject(In, OS, /*ReleaseInput=*/false);
 }
 
 Expected<std::vector<PayloadRecord>>

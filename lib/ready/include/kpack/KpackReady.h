@@ -70,6 +70,12 @@ inline constexpr uint64_t KeySlotSize = 256;
 /// they were in `.hip_fatbin`, compressed or not). Identical device code gets
 /// the same key, so ld.kpack can deduplicate it.
 uint64_t computeContentKey(llvm::ArrayRef<uint8_t> Bundle);
+/// The FNV-1a offset basis computeContentKey starts from.
+inline constexpr uint64_t ContentKeyBasis = 0xcbf29ce484222325ULL;
+/// The key continued over \p Bytes: computeContentKey(A ++ B) ==
+/// updateContentKey(updateContentKey(ContentKeyBasis, A), B), so that a
+/// bundle can be keyed a bounded chunk at a time.
+uint64_t updateContentKey(uint64_t Key, llvm::ArrayRef<uint8_t> Bytes);
 
 /// Payload record bytes for \p Bundle (header, bundle, padding).
 std::vector<uint8_t> encodePayloadRecord(llvm::ArrayRef<uint8_t> Bundle);

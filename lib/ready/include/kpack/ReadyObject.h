@@ -17,6 +17,7 @@
 #include "llvm/Support/MemoryBufferRef.h"
 
 namespace llvm {
+class raw_ostream;
 namespace object {
 class ObjectFile;
 }
@@ -41,6 +42,31 @@ bool hasFatbinSection(const llvm::object::ObjectFile &Obj);
 /// the input; callers add that context (e.g. with createFileError).
 llvm::Error rewriteFatObject(llvm::MemoryBufferRef In,
                              llvm::SmallVectorImpl<char> &Out);
+
+/// Where a streamed rewrite put one bundle.
+struct WrittenPayload {
+  uint64_t Key = 0;
+  uint64_t BundleOffset = 0; ///< of the bundle bytes in the output
+  uint64_t BundleSize = 0;
+};
+
+/// rewriteFatObject streamed to \p OS, byte for byte the same output: only
+/// the host part of the object is laid out in memory; the bundles are keyed
+/// and copied from \p In a bounded chunk at a time and never held as a
+/// whole. With \p ReleaseInput (\p In is a read-only file mapping, e.g.
+/// MemoryBuffer::getFile's), the pages of \p In are handed back to the kernel
+/// once read, so resident memory does not grow with `.hip_fatbin`. \p Written,
+/// if given, receives where each payload record's bundle lies in the output.
+/// The caller checks \p OS for write errors.
+llvm::Error rewriteFatObject(llvm::MemoryBufferRef In, llvm::raw_ostream &OS,
+                             bool ReleaseInput,
+                             std::vector<WrittenPayload> *Written = nullptr);
+
+/// Hands the whole pages inside [Data, Data + Size) of a read-only file
+/// mapping back to the kernel (they are read again from the page cache if
+/// touched). Only for file mappings: anonymous memory would read back as
+/// zeros.
+void releaseMappedPages(const void *Data, size_t Size);
 
 /// Collects every payload record of a (kpack-ready) object file.
 llvm::Expected<std::vector<PayloadRecord>>
