@@ -30,7 +30,7 @@ using namespace llvm::object;
 using namespace kpack;
 namespace endian = llvm::support::endian;
 
-std::string pe::hex(uint64_t V) { return "0x" + utohexstr(V); }
+std::string pe::hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 using pe::hex;
 

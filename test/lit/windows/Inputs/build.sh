@@ -9,6 +9,7 @@
 #   ccob     mingw EXE, every bundle compressed (--offload-compress)
 #   sections mingw EXE with ten more data sections: its section table
 #            fills the headers (the converter must grow them)
+#   tu-a     tu_a.dll: tu_a alone (one bundle), for comparing archives
 #   msvc     x86_64-pc-windows-msvc objects linked by lld-link /release
 #            (checksum set) with a small startup object, no C runtime
 # The HIP runtime is resolved through an import library of amdhip64.dll
@@ -49,6 +50,7 @@ for V in "$@"; do
          else
            $RDC -shared "$OUT/ra.o" "$OUT/rb.o" $RT -o "$OUT/rdc.dll"
          fi ;;
+    tu-a) old_objs; $LINK -shared "$OUT/a.o" $RT -o "$OUT/tu_a.dll" ;;
     ccob) $HIP --offload-compress -c "$SRC/tu_a.hip" -o "$OUT/ca.o"
           [ -f "$OUT/b.o" ] || $HIP --offload-compress -c "$SRC/tu_b.hip" -o "$OUT/b.o"
           $LINK "$OUT/ca.o" "$OUT/b.o" "$OUT/main.o" $RT -o "$OUT/ccob.exe" ;;
@@ -61,11 +63,14 @@ for V in "$@"; do
             -c "$SRC/tu_b.hip" -o "$OUT/mb.obj"
           $CXX $MSVC -c "$SRC/main.cpp" -o "$OUT/mmain.obj"
           $CXX $MSVC -x c -c "$SRC/startup.c" -o "$OUT/startup.obj"
-          "$BIN/llvm-dlltool" -m i386:x86-64 -d "$SRC/amdhip64.def" -l "$OUT/amdhip64.lib"
-          "$BIN/llvm-dlltool" -m i386:x86-64 -d "$SRC/kernel32.def" -l "$OUT/kernel32.lib"
+          # Not in OUT: lld's mingw driver would take this kernel32.lib for
+          # -lkernel32 in the mingw links.
+          mkdir -p "$OUT/msvc-lib"
+          "$BIN/llvm-dlltool" -m i386:x86-64 -d "$SRC/amdhip64.def" -l "$OUT/msvc-lib/amdhip64.lib"
+          "$BIN/llvm-dlltool" -m i386:x86-64 -d "$SRC/kernel32.def" -l "$OUT/msvc-lib/kernel32.lib"
           "$BIN/lld-link" /nologo /nodefaultlib /release /subsystem:console \
             /entry:mainCRTStartup "$OUT/ma.obj" "$OUT/mb.obj" "$OUT/mmain.obj" \
-            "$OUT/startup.obj" "$OUT/amdhip64.lib" "$OUT/kernel32.lib" /out:"$OUT/msvc.exe" ;;
+            "$OUT/startup.obj" "$OUT/msvc-lib/amdhip64.lib" "$OUT/msvc-lib/kernel32.lib" /out:"$OUT/msvc.exe" ;;
     *) echo "build.sh: unknown variant $V" >&2; exit 1 ;;
   esac
 done
