@@ -410,9 +410,12 @@ Error kpack::verifyConvertedCoffBinary(MemoryBufferRef Original,
   const pe::Image &A = *OldI, &B = *NewI;
   if (B.Sections.size() != A.Sections.size() + 1)
     return makeError("section count is not one more");
-  if (B.Dirs.size() != A.Dirs.size() ||
-      std::memcmp(A.Dirs.data(), B.Dirs.data(),
-                  A.Dirs.size() * pe::DataDirectorySize) != 0)
+  auto SameDir = [](const data_directory &X, const data_directory &Y) {
+    return X.RelativeVirtualAddress == Y.RelativeVirtualAddress &&
+           X.Size == Y.Size;
+  };
+  if (!std::equal(A.Dirs.begin(), A.Dirs.end(), B.Dirs.begin(), B.Dirs.end(),
+                  SameDir))
     return makeError("the data directories changed");
   if (B.Opt.ImageBase != A.Opt.ImageBase ||
       B.Opt.AddressOfEntryPoint != A.Opt.AddressOfEntryPoint ||
