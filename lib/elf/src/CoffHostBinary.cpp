@@ -411,7 +411,7 @@ Expected<HostBinary> analyzeImage(MemoryBufferRef Buf,
     ArrayRef<uint8_t> Bytes =
         File.slice(Host.Fatbin->FileOffset, Host.Fatbin->Size);
     if (Error E = summarizeBundles(Bytes, *Host.Fatbin, Host.Bundles, Opts))
-      return std::move(E);
+      return E;
   }
   if (!Host.WrapperSection)
     return Host;
@@ -499,7 +499,7 @@ Expected<HostBinary> analyzeObject(MemoryBufferRef Buf,
     ArrayRef<uint8_t> Bytes =
         File.slice(Host.Fatbin->FileOffset, Host.Fatbin->Size);
     if (Error E = summarizeBundles(Bytes, *Host.Fatbin, Host.Bundles, Opts))
-      return std::move(E);
+      return E;
   }
   if (!Host.WrapperSection)
     return Host;

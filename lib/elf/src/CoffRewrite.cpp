@@ -219,7 +219,7 @@ Error CoffRewriter::plan() {
 
 Expected<std::vector<uint8_t>> CoffRewriter::run() {
   if (Error E = plan())
-    return std::move(E);
+    return E;
   const ArrayRef<uint8_t> File = I.File;
   const uint64_t FatRaw = M.FatEnd - M.FatBegin;
   std::vector<uint8_t> Out(File.size() + M.HdrShift - FatRaw + M.Pad +
@@ -316,7 +316,7 @@ Expected<std::vector<uint8_t>> CoffRewriter::run() {
     Loc.FileOffset = *At;
     if (Error E = patchWrapperToHIPK(Out, Loc, Host.ImageBase + KpackRva,
                                      static_cast<uint32_t>(W.BundleIndex)))
-      return std::move(E);
+      return E;
   }
 
   if (I.Opt.CheckSum != 0)
@@ -337,7 +337,7 @@ Expected<std::vector<uint8_t>>
 kpack::rewriteCoffHostBinary(MemoryBufferRef Image, const HostBinary &Host,
                              ArrayRef<uint8_t> Metadata) {
   if (Error E = inputChecks(Host))
-    return std::move(E);
+    return E;
   if (Metadata.empty())
     return makeError("empty kpack metadata");
   auto I = pe::readImage(bytesOf(Image));
