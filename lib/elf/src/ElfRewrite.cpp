@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/ElfRewrite.h"
+#include "kpack/Coff.h"
 #include "kpack/HostBinary.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
@@ -597,6 +598,8 @@ kpack::rewriteHostBinary(MemoryBufferRef Image, ArrayRef<uint8_t> Metadata) {
 Expected<std::vector<uint8_t>>
 kpack::rewriteHostBinary(MemoryBufferRef Image, const HostBinary &Host,
                          ArrayRef<uint8_t> Metadata) {
+  if (Host.Format == HostFormat::Coff)
+    return rewriteCoffHostBinary(Image, Host, Metadata);
   if (Host.Kind == HostFileKind::Relocatable)
     return makeError("relocatable objects cannot be converted (link first)");
   if (Host.hasHIPK())
@@ -683,6 +686,8 @@ Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
 Error kpack::verifyConvertedBinary(MemoryBufferRef Original,
                                    const HostBinary &OriginalHost,
                                    MemoryBufferRef Converted) {
+  if (OriginalHost.Format == HostFormat::Coff)
+    return verifyConvertedCoffBinary(Original, OriginalHost, Converted);
   const HostBinary *Before = &OriginalHost;
   auto After = analyzeHostBinary(Converted);
   if (!After)

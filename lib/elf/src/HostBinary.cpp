@@ -2,6 +2,7 @@
 
 #include "kpack/HostBinary.h"
 
+#include "kpack/Coff.h"
 #include "kpack/LLVMError.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -333,6 +334,8 @@ const char *kpack::pointerStyleName(PointerStyle Style) {
     return "absolute";
   case PointerStyle::ObjectRelocation:
     return "object-reloc";
+  case PointerStyle::CoffDir64:
+    return "dir64";
   }
   return "unknown";
 }
@@ -363,6 +366,8 @@ static Expected<ELFFile<ELFT>> openELF(MemoryBufferRef Image) {
 
 Expected<HostBinary> kpack::analyzeHostBinary(MemoryBufferRef Image,
                                               const AnalyzeOptions &Opts) {
+  if (isCoffFile(Image.getBuffer()))
+    return analyzeCoffHostBinary(Image, Opts);
   auto Obj = openELF(Image);
   if (!Obj)
     return Obj.takeError();

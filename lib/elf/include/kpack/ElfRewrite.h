@@ -25,7 +25,9 @@ namespace kpack {
 
 /// Rewrites Image so that its .hip_fatbin range holds Metadata and leaves the
 /// file, and every wrapper is HIPK with reserved1 = the index of the bundle
-/// its pointer targeted. Verifies the result.
+/// its pointer targeted. Verifies the result. A PE image (Host.Format ==
+/// HostFormat::Coff) goes to rewriteCoffHostBinary (kpack/Coff.h), and so
+/// does its verification.
 llvm::Expected<std::vector<uint8_t>>
 rewriteHostBinary(llvm::MemoryBufferRef Image,
                   llvm::ArrayRef<uint8_t> Metadata);

@@ -4,6 +4,9 @@
 // library or relocatable object): where .hip_fatbin is, which offload bundles
 // it holds, which fat binary wrappers .hipFatBinSegment holds, and where each
 // wrapper's `binary` pointer lives and what it points at (FORMAT.md §2, §3).
+// Windows PE/COFF images (EXE, DLL) and COFF objects are analyzed into the
+// same result (FORMAT.md §3.4, kpack/Coff.h): .hip_fat/.hipFatB/.kpackrf in
+// images, the long names in objects; addresses are VAs at the preferred base.
 //
 // The analysis keeps no views into the image: bundles are summarized (entries
 // and offsets, no payload copies) so that a 1.3 GB library costs little
@@ -38,6 +41,9 @@ enum class PointerStyle {
   RelrInPlace,      ///< value in place, relocated through .relr.dyn
   AbsoluteInPlace,  ///< value in place, no dynamic relocation (non-PIE)
   ObjectRelocation, ///< relocatable object: a static relocation (read only)
+  /// PE image: the VA in place, fixed up by an IMAGE_REL_BASED_DIR64 base
+  /// relocation (an image without base relocations: AbsoluteInPlace).
+  CoffDir64,
 };
 const char *pointerStyleName(PointerStyle Style);
 
@@ -91,10 +97,15 @@ struct SectionSpan {
 };
 
 enum class HostFileKind { Executable, SharedObject, Relocatable };
+enum class HostFormat { Elf, Coff };
 
 struct HostBinary {
+  HostFormat Format = HostFormat::Elf;
   HostFileKind Kind = HostFileKind::SharedObject;
   bool IsPIE = false;                ///< ET_DYN with PT_INTERP or DF_1_PIE
+  /// COFF: the image's preferred base (every Address is ImageBase + RVA; 0
+  /// in objects). A SectionSpan's Index is then the 1-based section number.
+  uint64_t ImageBase = 0;
   std::optional<SectionSpan> Fatbin; ///< .hip_fatbin
   std::optional<SectionSpan> WrapperSection;  ///< .hipFatBinSegment
   std::optional<SectionSpan> KpackRefSection; ///< .rocm_kpack_ref
@@ -114,9 +125,11 @@ struct AnalyzeOptions {
   std::function<void(uint64_t FileOffset, uint64_t Size)> BundleScanned;
 };
 
-/// Analyzes an ELF64LE x86-64 image. Errors: not ELF, wrong class/machine,
-/// malformed headers, undecodable bundles, wrappers outside the file. A file
-/// without device code is not an error (empty Bundles/Wrappers).
+/// Analyzes an ELF64LE x86-64 image, or a PE32+ x86-64 image or COFF object
+/// (recognized by their magic). Errors: not ELF (nor PE/COFF), wrong
+/// class/machine, malformed headers, undecodable bundles, wrappers outside
+/// the file. A file without device code is not an error (empty
+/// Bundles/Wrappers).
 llvm::Expected<HostBinary> analyzeHostBinary(llvm::MemoryBufferRef Image,
                                              const AnalyzeOptions &Opts = {});
 
