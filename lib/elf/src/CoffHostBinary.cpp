@@ -274,32 +274,6 @@ bool kpack::isCoffFile(StringRef Bytes) {
 
 namespace {
 
-Error summarizeBundles(ArrayRef<uint8_t> Bytes, const SectionSpan &Sec,
-                       std::vector<BundleInfo> &Out,
-                       const AnalyzeOptions &Opts) {
-  std::vector<BundleExtent> Extents;
-  if (Status S = scanBundleSection(Bytes.data(), Bytes.size(), Extents))
-    return makeError(".hip_fat: " + S.message());
-  for (BundleExtent &E : Extents) {
-    BundleInfo Info;
-    static_cast<BundleExtent &>(Info) = std::move(E);
-    Info.Address = Sec.Address + Info.SectionOffset;
-    Info.FileOffset = Sec.FileOffset + Info.SectionOffset;
-    if (Info.Compression != BundleCompression::None) {
-      Bundle B;
-      if (Status S = decodeBundle(Bytes.data() + Info.SectionOffset,
-                                  Bytes.size() - Info.SectionOffset, B))
-        return makeError("bundle at .hip_fat offset " +
-                         hex(Info.SectionOffset) + ": " + S.message());
-      Info.Entries = std::move(B.Entries);
-    }
-    if (Opts.BundleScanned)
-      Opts.BundleScanned(Info.FileOffset, Info.EncodedSize);
-    Out.push_back(std::move(Info));
-  }
-  return Error::success();
-}
-
 enum class Role { None, Fatbin, Wrappers, KpackRef };
 
 Role roleOf(StringRef Name) {
@@ -410,7 +384,8 @@ Expected<HostBinary> analyzeImage(MemoryBufferRef Buf,
   if (Host.Fatbin && Host.Fatbin->Size) {
     ArrayRef<uint8_t> Bytes =
         File.slice(Host.Fatbin->FileOffset, Host.Fatbin->Size);
-    if (Error E = summarizeBundles(Bytes, *Host.Fatbin, Host.Bundles, Opts))
+    if (Error E = summarizeBundleSection(Bytes, *Host.Fatbin, ".hip_fat",
+                                         Host.Bundles, Opts))
       return E;
   }
   if (!Host.WrapperSection)
@@ -498,7 +473,8 @@ Expected<HostBinary> analyzeObject(MemoryBufferRef Buf,
   if (Host.Fatbin && Host.Fatbin->Size) {
     ArrayRef<uint8_t> Bytes =
         File.slice(Host.Fatbin->FileOffset, Host.Fatbin->Size);
-    if (Error E = summarizeBundles(Bytes, *Host.Fatbin, Host.Bundles, Opts))
+    if (Error E = summarizeBundleSection(Bytes, *Host.Fatbin, ".hip_fatbin",
+                                         Host.Bundles, Opts))
       return E;
   }
   if (!Host.WrapperSection)

@@ -25,34 +25,6 @@ using Elf_Shdr = ELFT::Shdr;
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V); }
 
-/// Summarizes the bundles of .hip_fatbin: a compressed bundle is decoded
-/// for its entries one at a time, so that memory stays bounded by the
-/// largest bundle.
-Error summarizeBundles(ArrayRef<uint8_t> Bytes, const SectionSpan &Sec,
-                       std::vector<BundleInfo> &Out,
-                       const AnalyzeOptions &Opts) {
-  std::vector<BundleExtent> Extents;
-  if (Status S = scanBundleSection(Bytes.data(), Bytes.size(), Extents))
-    return makeError(".hip_fatbin: " + S.message());
-  for (BundleExtent &E : Extents) {
-    BundleInfo Info;
-    static_cast<BundleExtent &>(Info) = std::move(E);
-    Info.Address = Sec.Address + Info.SectionOffset;
-    Info.FileOffset = Sec.FileOffset + Info.SectionOffset;
-    if (Info.Compression != BundleCompression::None) {
-      Bundle B;
-      if (Status S = decodeBundle(Bytes.data() + Info.SectionOffset,
-                                  Bytes.size() - Info.SectionOffset, B))
-        return makeError("bundle at .hip_fatbin offset " +
-                         hex(Info.SectionOffset) + ": " + S.message());
-      Info.Entries = std::move(B.Entries);
-    }
-    if (Opts.BundleScanned)
-      Opts.BundleScanned(Info.FileOffset, Info.EncodedSize);
-    Out.push_back(std::move(Info));
-  }
-  return Error::success();
-}
 
 std::optional<uint64_t> offsetInLoads(const ELFFile<ELFT> &Obj,
                                       uint64_t Address, uint64_t Size,
@@ -162,7 +134,8 @@ Error Analyzer::run() {
     if (S.sh_type != ELF::SHT_NOBITS) {
       ArrayRef<uint8_t> Bytes =
           File.slice(Host.Fatbin->FileOffset, Host.Fatbin->Size);
-      if (Error E = summarizeBundles(Bytes, *Host.Fatbin, Host.Bundles, Opts))
+      if (Error E = summarizeBundleSection(Bytes, *Host.Fatbin, ".hip_fatbin",
+                                           Host.Bundles, Opts))
         return E;
     }
   }
@@ -321,6 +294,36 @@ void Analyzer::readMetadata(WrapperInfo &W) {
   W.Ref = std::move(M);
 }
 } // namespace
+
+/// A compressed bundle is decoded for its entries one at a time, so that
+/// memory stays bounded by the largest bundle.
+Error kpack::summarizeBundleSection(ArrayRef<uint8_t> Bytes,
+                                   const SectionSpan &Sec,
+                                   StringRef SectionName,
+                                   std::vector<BundleInfo> &Out,
+                                   const AnalyzeOptions &Opts) {
+  std::vector<BundleExtent> Extents;
+  if (Status S = scanBundleSection(Bytes.data(), Bytes.size(), Extents))
+    return makeError(SectionName + ": " + S.message());
+  for (BundleExtent &E : Extents) {
+    BundleInfo Info;
+    static_cast<BundleExtent &>(Info) = std::move(E);
+    Info.Address = Sec.Address + Info.SectionOffset;
+    Info.FileOffset = Sec.FileOffset + Info.SectionOffset;
+    if (Info.Compression != BundleCompression::None) {
+      Bundle B;
+      if (Status S = decodeBundle(Bytes.data() + Info.SectionOffset,
+                                  Bytes.size() - Info.SectionOffset, B))
+        return makeError("bundle at " + SectionName + " offset 0x" +
+                         utohexstr(Info.SectionOffset) + ": " + S.message());
+      Info.Entries = std::move(B.Entries);
+    }
+    if (Opts.BundleScanned)
+      Opts.BundleScanned(Info.FileOffset, Info.EncodedSize);
+    Out.push_back(std::move(Info));
+  }
+  return Error::success();
+}
 
 const char *kpack::pointerStyleName(PointerStyle Style) {
   switch (Style) {

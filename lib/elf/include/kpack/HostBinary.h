@@ -133,6 +133,16 @@ struct AnalyzeOptions {
 llvm::Expected<HostBinary> analyzeHostBinary(llvm::MemoryBufferRef Image,
                                              const AnalyzeOptions &Opts = {});
 
+/// Summarizes the bundles of a device-code section (Bytes, at Sec; named
+/// SectionName in messages) for the ELF and the PE/COFF analyses: a
+/// compressed bundle is decoded for its entries one at a time, so that
+/// memory stays bounded by the largest bundle.
+llvm::Error summarizeBundleSection(llvm::ArrayRef<uint8_t> Bytes,
+                                   const SectionSpan &Sec,
+                                   llvm::StringRef SectionName,
+                                   std::vector<BundleInfo> &Out,
+                                   const AnalyzeOptions &Opts);
+
 /// Decodes bundle B of Host from Image (copies and, for CCOB, decompresses).
 llvm::Error decodeBundleAt(llvm::MemoryBufferRef Image, const BundleInfo &B,
                            Bundle &Out);
