@@ -77,7 +77,7 @@ for driver in old new; do
   flag=--no-offload-new-driver; [ "$driver" = new ] && flag=--offload-new-driver
   exe=$PROG/saxpy-$driver.exe
   if ! clang++-22 --target=x86_64-w64-mingw32 -fuse-ld=lld -O1 -x hip $flag "${offload[@]}" \
-         -nogpuinc -nogpulib cmake/windows/programs/saxpy.hip -x none \
+         -nogpuinc -nogpulib -Itest/inputs cmake/windows/programs/saxpy.hip -x none \
          "$BUILD_DIR/lib/libamdhip64.dll.a" -static-libgcc -static-libstdc++ -o "$exe" \
          > "$LOGS/saxpy-$driver.build.log" 2>&1; then
     echo "error: building saxpy ($driver driver) failed:"; cat "$LOGS/saxpy-$driver.build.log"

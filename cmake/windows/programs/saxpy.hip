@@ -1,6 +1,6 @@
 // A fat HIP program for Windows: one kernel, one device variable; run on
 // the stand-in amdhip64.dll under wine64 (cmake/windows/run-tests.sh).
-#include "hip_min.h"
+#include "hip_win.h"
 #include <stdio.h>
 __device__ float Bias;
 __global__ void saxpy(float A, const float *X, float *Y, int N) {

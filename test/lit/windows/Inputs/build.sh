@@ -20,7 +20,7 @@ shift 3
 SRC=$(dirname "$0")
 ARCHS="--offload-arch=gfx90a:xnack+ --offload-arch=gfx1100"
 MINGW="--target=x86_64-w64-mingw32"
-HIP="$CXX $MINGW -x hip -nogpuinc -nogpulib -I$SRC $ARCHS"
+HIP="$CXX $MINGW -x hip -nogpuinc -nogpulib -I$SRC -I$SRC/../../../inputs $ARCHS"
 LINK="$CXX $MINGW -fuse-ld=lld"
 mkdir -p "$OUT"
 [ -f "$OUT/libamdhip64.a" ] ||
@@ -58,8 +58,8 @@ for V in "$@"; do
           $CXX $MINGW -c "$SRC/sections.c" -o "$OUT/sections.o"
           $LINK "$OUT/a.o" "$OUT/b.o" "$OUT/main.o" "$OUT/sections.o" $RT -o "$OUT/sections.exe" ;;
     msvc) MSVC="--target=x86_64-pc-windows-msvc"
-          $CXX $MSVC -x hip -nogpuinc -nogpulib -I"$SRC" $ARCHS -c "$SRC/tu_a.hip" -o "$OUT/ma.obj"
-          $CXX $MSVC -x hip -nogpuinc -nogpulib -I"$SRC" $ARCHS --offload-compress \
+          $CXX $MSVC -x hip -nogpuinc -nogpulib -I"$SRC" -I"$SRC/../../../inputs" $ARCHS -c "$SRC/tu_a.hip" -o "$OUT/ma.obj"
+          $CXX $MSVC -x hip -nogpuinc -nogpulib -I"$SRC" -I"$SRC/../../../inputs" $ARCHS --offload-compress \
             -c "$SRC/tu_b.hip" -o "$OUT/mb.obj"
           $CXX $MSVC -c "$SRC/main.cpp" -o "$OUT/mmain.obj"
           $CXX $MSVC -x c -c "$SRC/startup.c" -o "$OUT/startup.obj"
