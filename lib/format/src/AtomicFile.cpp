@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
 
 #include <algorithm>
@@ -75,6 +76,41 @@ Status writeAll(int Fd, const uint8_t *Data, size_t Size, const std::string &P) 
   return Status::ok();
 }
 
+/// Whether Path names an existing file that is neither a regular file nor
+/// a directory (/dev/null, a FIFO, a terminal): renaming over it would
+/// replace it (as root, /dev/null itself), so such an output is written
+/// into instead, once its contents are complete.
+bool isSpecialFile(const std::string &Path) {
+  struct stat St;
+  return ::stat(Path.c_str(), &St) == 0 && !S_ISREG(St.st_mode) &&
+         !S_ISDIR(St.st_mode);
+}
+
+/// Copies the complete temporary file Fd into the special file Path.
+Status copyIntoSpecialFile(int Fd, uint64_t Size, const std::string &Path) {
+  int Out = ::open(Path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (Out < 0)
+    return Status::error(sysError("cannot open", Path));
+  std::vector<uint8_t> Buf(std::min<uint64_t>(Size, uint64_t(1) << 20));
+  Status Result = Status::ok();
+  for (uint64_t At = 0; At < Size && !Result;) {
+    ssize_t N = ::pread(Fd, Buf.data(),
+                        std::min<uint64_t>(Buf.size(), Size - At),
+                        static_cast<off_t>(At));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0) {
+      Result = Status::error(sysError("cannot read back the output for", Path));
+      break;
+    }
+    Result = writeAll(Out, Buf.data(), static_cast<size_t>(N), Path);
+    At += static_cast<uint64_t>(N);
+  }
+  if (::close(Out) != 0 && !Result)
+    Result = Status::error(sysError("cannot write", Path));
+  return Result;
+}
+
 } // namespace
 
 AtomicFile::~AtomicFile() { discard(); }
@@ -89,8 +125,16 @@ Status AtomicFile::open(const std::string &P, const AtomicFileOptions &O) {
     return Status::error("interrupted");
   // TempFile registers the name for removal on SIGINT/SIGTERM
   // (llvm::sys::RemoveFileOnSignal) until keep() or discard().
+  // A special file's directory (/dev) may not be writable: its contents
+  // are staged in the temporary directory, then written into it.
+  std::string Model = P + ".tmp.%%%%%%";
+  if (isSpecialFile(P)) {
+    llvm::SmallString<128> TmpDir;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, TmpDir);
+    Model = std::string(TmpDir) + "/kpack-output.tmp.%%%%%%";
+  }
   llvm::Expected<llvm::sys::fs::TempFile> T =
-      llvm::sys::fs::TempFile::create(P + ".tmp.%%%%%%");
+      llvm::sys::fs::TempFile::create(Model);
   if (!T) {
     std::string Message = llvm::toString(T.takeError());
     return Status::error("cannot create output file '" + P + "': " + Message);
@@ -207,6 +251,11 @@ Status AtomicFile::finishContents() {
 Status AtomicFile::commit() {
   if (Status S = finishContents())
     return S;
+  if (isSpecialFile(Path)) {
+    Status S = copyIntoSpecialFile(Fd, Offset, Path);
+    discard();
+    return S;
+  }
   Fd = -1;
   std::string TmpName = Temp->TmpName;
   llvm::Error E = Temp->keep(Path);
@@ -511,14 +560,27 @@ Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
   // The temporary files stay registered for removal on a signal while
   // they are renamed: a signal puts them back under their names first.
   std::vector<StagedPath> Paths;
+  std::vector<AtomicFile *> Renamed;
   for (AtomicFile *F : Files)
-    Paths.push_back({F->tempPath(), F->path()});
+    if (!isSpecialFile(F->path())) {
+      Paths.push_back({F->tempPath(), F->path()});
+      Renamed.push_back(F);
+    }
   if (Status S = commitPathsTogether(Paths)) {
     for (AtomicFile *G : Files)
       G->discard();
     return S;
   }
-  for (AtomicFile *F : Files) {
+  // Special files (/dev/null) are written into, after the renames.
+  Status Special = Status::ok();
+  for (AtomicFile *F : Files)
+    if (F->Temp && std::find(Renamed.begin(), Renamed.end(), F) ==
+                       Renamed.end()) {
+      if (!Special)
+        Special = copyIntoSpecialFile(F->Fd, F->Offset, F->Path);
+      F->discard();
+    }
+  for (AtomicFile *F : Renamed) {
     F->Fd = -1;
     llvm::consumeError(F->Temp->keep()); // under its new name
     F->Temp.reset();
@@ -532,7 +594,7 @@ Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
       }
     }
   }
-  return Status::ok();
+  return Special;
 }
 
 Status kpack::removeDirectoryTree(const std::string &Path) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <thread>
+#include <cstdio>
 #include <unistd.h>
 
 using namespace kpack;
@@ -42,6 +44,40 @@ TEST_F(AtomicFileTest, CommitReplacesAndPatches) {
   ASSERT_EQ(Got.size(), 11u + Big.size());
   EXPECT_EQ(std::string(Got.begin(), Got.begin() + 11), "hello WORLD");
   EXPECT_EQ(countFiles(), 1);
+}
+
+// An output naming a special file (/dev/null, a FIFO) is written into, not
+// renamed over: as root, a rename would replace /dev/null itself.
+TEST_F(AtomicFileTest, SpecialDestinationIsWrittenIntoNotReplaced) {
+  std::string P = Dir + "/fifo";
+  ASSERT_EQ(::mkfifo(P.c_str(), 0600), 0);
+  std::string Got;
+  std::thread Reader([&] {
+    if (FILE *F = std::fopen(P.c_str(), "rb")) {
+      char Buf[4096];
+      for (size_t N; (N = std::fread(Buf, 1, sizeof(Buf), F)) > 0;)
+        Got.append(Buf, N);
+      std::fclose(F);
+    }
+  });
+  AtomicFile F;
+  ASSERT_FALSE(F.open(P));
+  ASSERT_FALSE(F.write("through the pipe", 16));
+  Status S = F.commit();
+  Reader.join();
+  EXPECT_FALSE(S) << S.message();
+  EXPECT_EQ(Got, "through the pipe");
+  struct stat St;
+  ASSERT_EQ(::lstat(P.c_str(), &St), 0);
+  EXPECT_TRUE(S_ISFIFO(St.st_mode));
+  EXPECT_EQ(countFiles(), 1); // no temporary file left
+  // /dev/null as the destination of a commit stays a character device.
+  AtomicFile N;
+  ASSERT_FALSE(N.open("/dev/null"));
+  N.discard();
+  ASSERT_FALSE(writeFileAtomically("/dev/null", "x", 1));
+  ASSERT_EQ(::stat("/dev/null", &St), 0);
+  EXPECT_TRUE(S_ISCHR(St.st_mode));
 }
 
 TEST_F(AtomicFileTest, DestructionWithoutCommitLeavesNothing) {
