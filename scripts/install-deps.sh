@@ -20,6 +20,8 @@ PKGS=(
   # Windows: PE/COFF programs and DLLs (mingw-w64) run under wine (docs/windows.md).
   # zlib for the Windows stand-in's compressed bundles.
   mingw-w64 wine wine64 libz-mingw-w64-dev
+  # Unpacking the libzstd source package below.
+  xz-utils
 )
 missing=()
 for p in "${PKGS[@]}"; do
