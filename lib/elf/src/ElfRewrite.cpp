@@ -188,6 +188,11 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
     if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS)
       continue;
     const auto *Load = loadHolding(H, S.sh_addr, S.sh_size);
+    // An empty section no segment holds has no bytes in the image (lld
+    // keeps an empty .text of a library without code at an address past its
+    // read-only PT_LOAD and makes no executable segment for it).
+    if (!Load && S.sh_size == 0)
+      continue;
     if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
       return makeError("section " + Twine(I) + " (" +
                        quoteInput(sectionName(File, H, S)) +
