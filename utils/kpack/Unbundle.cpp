@@ -4,9 +4,9 @@
 //
 // Upstream's bulk_unbundle (rocm_kpack/tools/bulk_unbundle.py), which
 // TheRock's rccl-translate step runs as `bulk_unbundle --gfx-arch gfx1250
-// --output-dir DIR librccl.so`. An input is a host binary with a
-// .hip_fatbin section (its bundles) or a file holding offload bundles
-// (uncompressed or CCOB). Every device entry is written to
+// --output-dir DIR librccl.so`. An input is a host binary (the bundles of
+// its .hip_fatbin section; of .hip_fat in a PE32+ x86-64 EXE or DLL) or a
+// file holding offload bundles (uncompressed or CCOB). Every device entry is written to
 // DIR/<bundle entry ID>.hsaco (".elf" for an ID not starting with "hip");
 // when an ID occurs twice among the entries written, every name gets the
 // entry's position: <ID>_<i>.hsaco. DIR defaults to the input's path with
@@ -21,6 +21,7 @@
 
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
+#include "kpack/Coff.h"
 #include "kpack/HostBinary.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -72,12 +73,17 @@ static Error readCodeObjects(StringRef File, std::vector<CodeObject> &Out) {
   MemoryBufferRef Image = (*BufOr)->getMemBufferRef();
   StringRef Bytes = Image.getBuffer();
   std::vector<kpack::Bundle> Bundles;
-  if (Bytes.starts_with("\x7f" "ELF")) {
+  if (Bytes.starts_with("\x7f" "ELF") ||
+      kpack::hostImageFormat(Bytes) != kpack::HostImageFormat::None) {
     Expected<kpack::HostBinary> H = kpack::analyzeHostBinary(Image);
     if (!H)
       return fail("'" + File + "': " + toString(H.takeError()));
     if (!H->Fatbin)
-      return fail("'" + File + "': no .hip_fatbin section");
+      return fail("'" + File + "': no " +
+                  (H->Format == kpack::HostFormat::Coff
+                       ? kpack::CoffFatbinSection
+                       : kpack::HipFatbinSection) +
+                  " section");
     for (const kpack::BundleInfo &B : H->Bundles) {
       Bundles.emplace_back();
       if (Error E = kpack::decodeBundleAt(Image, B, Bundles.back()))

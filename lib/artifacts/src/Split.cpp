@@ -26,7 +26,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Object/ELF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Parallel.h"
@@ -177,12 +176,12 @@ private:
 } // namespace
 
 /// Does the file at Path hold HIP device code to split: is it an x86-64
-/// executable or shared object with a .hip_fatbin or .hipFatBinSegment
-/// section that has file contents? Everything else goes to the generic
-/// artifact as it is: text, archives, AMDGPU code objects, relocatable
-/// objects (build inputs ld.kpack handles), host-only binaries, and
-/// separate debug files (objcopy --only-keep-debug), whose sections are
-/// NOBITS. Only the ELF and section headers are read.
+/// executable or shared object (ELF or PE) with device-code sections that
+/// have file contents (hostImageHoldsDeviceCode)? Everything else goes to
+/// the generic artifact as it is: text, archives and import libraries,
+/// AMDGPU code objects, relocatable objects (build inputs ld.kpack handles),
+/// host-only binaries, and separate debug files (objcopy --only-keep-debug),
+/// whose sections are NOBITS. Only the headers are read.
 static Expected<bool> holdsDeviceCode(StringRef Path, uint64_t Size) {
   if (Size < sizeof(ELF::Elf64_Ehdr))
     return false;
@@ -192,31 +191,10 @@ static Expected<bool> holdsDeviceCode(StringRef Path, uint64_t Size) {
   if (!Buf)
     return makeError("cannot read '" + Path + "': " +
                      Buf.getError().message());
-  StringRef Bytes = (*Buf)->getBuffer();
-  if (!Bytes.starts_with(ELF::ElfMagic) ||
-      Bytes[ELF::EI_CLASS] != ELF::ELFCLASS64 ||
-      Bytes[ELF::EI_DATA] != ELF::ELFDATA2LSB)
-    return false;
-  Expected<object::ELF64LEFile> Elf = object::ELF64LEFile::create(Bytes);
-  if (!Elf)
-    return makeError("'" + Path + "': " + toString(Elf.takeError()));
-  const object::ELF64LE::Ehdr &Header = Elf->getHeader();
-  if (Header.e_machine != ELF::EM_X86_64 ||
-      (Header.e_type != ELF::ET_EXEC && Header.e_type != ELF::ET_DYN))
-    return false;
-  auto Sections = Elf->sections();
-  if (!Sections)
-    return makeError("'" + Path + "': " + toString(Sections.takeError()));
-  for (const object::ELF64LE::Shdr &Sec : *Sections) {
-    if (Sec.sh_type == ELF::SHT_NOBITS)
-      continue;
-    Expected<StringRef> Name = Elf->getSectionName(Sec);
-    if (!Name)
-      return makeError("'" + Path + "': " + toString(Name.takeError()));
-    if (*Name == HipFatbinSection || *Name == FatbinWrapperSection)
-      return true;
-  }
-  return false;
+  Expected<bool> Holds = hostImageHoldsDeviceCode((*Buf)->getBuffer());
+  if (!Holds)
+    return makeError("'" + Path + "': " + toString(Holds.takeError()));
+  return *Holds;
 }
 
 Error Splitter::listInputs() {

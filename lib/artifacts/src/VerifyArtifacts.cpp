@@ -13,6 +13,7 @@
 #include "kpack/ArtifactTree.h"
 #include "kpack/BundleCodec.h"
 #include "kpack/CodeObjectCheck.h"
+#include "kpack/Coff.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/HostBinary.h"
 #include "kpack/TargetId.h"
@@ -146,17 +147,13 @@ const std::string *prefixOf(const Artifact &A, StringRef RelPath) {
   return Owner;
 }
 
-bool isElfWithMachine(StringRef Bytes, uint16_t Machine,
-                      std::optional<uint16_t> *Type = nullptr) {
+/// An ELF64 little-endian file for AMDGPU (a device code object).
+bool isAmdgpuElf(StringRef Bytes) {
   if (Bytes.size() < 20 || !Bytes.starts_with("\x7f" "ELF") || Bytes[4] != 2 ||
       Bytes[5] != 1)
     return false;
-  auto U16 = [&](size_t O) {
-    return uint16_t(uint8_t(Bytes[O]) | uint16_t(uint8_t(Bytes[O + 1])) << 8);
-  };
-  if (Type)
-    *Type = U16(16);
-  return U16(18) == Machine;
+  return (uint8_t(Bytes[18]) | uint16_t(uint8_t(Bytes[19])) << 8) ==
+         224; // EM_AMDGPU
 }
 
 class Verifier {
@@ -300,7 +297,7 @@ void Verifier::checkGeneric() {
         continue;
       }
       StringRef Bytes = (*BufOr)->getBuffer();
-      if (isElfWithMachine(Bytes, /*EM_AMDGPU=*/224)) {
+      if (isAmdgpuElf(Bytes)) {
         C.Problems.push_back(Label + ": an AMDGPU code object");
         continue;
       }
@@ -308,9 +305,9 @@ void Verifier::checkGeneric() {
         C.Problems.push_back(Label + ": an offload bundle");
         continue;
       }
-      std::optional<uint16_t> Type;
-      if (!isElfWithMachine(Bytes, /*EM_X86_64=*/62, &Type) ||
-          (*Type != 2 && *Type != 3)) // ET_EXEC, ET_DYN
+      // Host binaries: x86-64 ELF executables and shared objects, PE32+
+      // x86-64 EXEs and DLLs.
+      if (hostImageFormat(Bytes) == HostImageFormat::None)
         continue;
       Expected<HostBinary> H = analyzeHostBinary((*BufOr)->getMemBufferRef());
       if (!H) {
@@ -320,7 +317,11 @@ void Verifier::checkGeneric() {
       if (H->hasDeviceCode()) {
         C.Problems.push_back(Label + ": a fat binary (" +
                              std::to_string(H->Bundles.size()) +
-                             " offload bundles in .hip_fatbin)");
+                             " offload bundles in " +
+                             (H->Format == HostFormat::Coff
+                                  ? CoffFatbinSection
+                                  : HipFatbinSection) +
+                             ")");
         continue;
       }
       unsigned Hipf = 0, Hipk = 0, Bad = 0;
@@ -463,9 +464,7 @@ void Verifier::checkWrappers() {
       auto BufOr = MemoryBuffer::getFile(A.Path + "/" + E.RelPath, false, false);
       if (!BufOr)
         continue;
-      std::optional<uint16_t> Type;
-      if (!isElfWithMachine((*BufOr)->getBuffer(), 62, &Type) ||
-          (*Type != 2 && *Type != 3))
+      if (hostImageFormat((*BufOr)->getBuffer()) == HostImageFormat::None)
         continue;
       Expected<HostBinary> H = analyzeHostBinary((*BufOr)->getMemBufferRef());
       if (!H) {

@@ -1,9 +1,9 @@
 //===- WheelSplit.cpp - Host and device wheels ----------------------------===//
 //
 // split: every entry of the fat wheel is read once (checked against RECORD,
-// ELF files extracted to a scratch directory), fat binaries are converted
-// through the emission library into one archive per target, and the host
-// and device wheels are written in `wheel`'s order with fresh RECORDs.
+// host images, ELF or PE, extracted to a scratch directory), fat binaries
+// are converted through the emission library into one archive per target,
+// and the host and device wheels are written in `wheel`'s order with fresh RECORDs.
 // Unchanged entries are copied as stored (same compressed bytes and
 // method). recombine: the same for a host wheel plus device wheels.
 //
@@ -81,11 +81,12 @@ private:
   OutputDirectories Trees; ///< Staging and Scratch; undone on destruction
 };
 
-/// Recognises x86-64 ELF executables and shared objects from their first
-/// bytes as they stream, and copies such a file to a scratch file.
-class ElfExtractor {
+/// Recognises host images (x86-64 ELF executables and shared objects, PE32+
+/// x86-64 EXEs and DLLs: hostImageFormat) from their first bytes as they
+/// stream, and copies such a file to a scratch file.
+class HostImageExtractor {
 public:
-  explicit ElfExtractor(std::string Path) : Path(std::move(Path)) {}
+  explicit HostImageExtractor(std::string Path) : Path(std::move(Path)) {}
   Error feed(ArrayRef<uint8_t> Chunk) {
     if (State == Rejected)
       return Error::success();
@@ -95,22 +96,17 @@ public:
       HeadLen += N;
       if (HeadLen < Head.size())
         return Error::success();
-      if (!isHostElf()) {
-        State = Rejected;
-        return Error::success();
-      }
-      State = Copying;
-      if (Error E = toError(Out.open(Path)))
+      if (Error E = decide())
         return E;
-      if (Error E = toError(Out.write(Head.data(), Head.size())))
-        return E;
-      Chunk = Chunk.drop_front(N);
+      return State == Copying ? write(Chunk.drop_front(N)) : Error::success();
     }
-    return toError(Out.write(Chunk.data(), Chunk.size()));
+    return write(Chunk);
   }
-  /// True if the whole file was an x86-64 ELF executable or shared object,
-  /// now in the scratch file.
+  /// True if the whole file was a host image, now in the scratch file.
   Expected<bool> finish() {
+    if (State == Sniffing) // shorter than the head
+      if (Error E = decide())
+        return E;
     if (State != Copying)
       return false;
     if (Error E = toError(Out.commit()))
@@ -119,19 +115,23 @@ public:
   }
 
 private:
-  bool isHostElf() const {
-    using namespace support::endian;
-    if (Head[0] != 0x7f || Head[1] != 'E' || Head[2] != 'L' || Head[3] != 'F')
-      return false;
-    if (Head[4] != 2 /*ELFCLASS64*/ || Head[5] != 1 /*ELFDATA2LSB*/)
-      return false;
-    uint16_t Type = read16le(&Head[16]), Machine = read16le(&Head[18]);
-    return (Type == 2 /*ET_EXEC*/ || Type == 3 /*ET_DYN*/) &&
-           Machine == 62 /*EM_X86_64*/;
+  Error decide() {
+    StringRef H(reinterpret_cast<const char *>(Head.data()), HeadLen);
+    if (hostImageFormat(H) == HostImageFormat::None) {
+      State = Rejected;
+      return Error::success();
+    }
+    State = Copying;
+    if (Error E = toError(Out.open(Path)))
+      return E;
+    return write(ArrayRef<uint8_t>(Head.data(), HeadLen));
+  }
+  Error write(ArrayRef<uint8_t> Bytes) {
+    return toError(Out.write(Bytes.data(), Bytes.size()));
   }
 
   enum { Sniffing, Rejected, Copying } State = Sniffing;
-  std::array<uint8_t, 20> Head{};
+  std::array<uint8_t, HostImageHeadSize> Head{};
   size_t HeadLen = 0;
   std::string Path;
   AtomicFile Out;
@@ -523,8 +523,8 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     return E;
   const std::string Scratch = Txn.scratch();
 
-  // Read every entry once: checked against RECORD, classified, x86-64 ELF
-  // files extracted.
+  // Read every entry once: checked against RECORD, classified, host images
+  // (x86-64 ELF, PE32+) extracted.
   struct Item {
     const ZipEntry *E;
     RecordEntry Row;
@@ -571,18 +571,18 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       }
     }
     std::string Extracted = Scratch + "/entry-" + std::to_string(Items.size());
-    ElfExtractor Elf(Extracted);
+    HostImageExtractor Image(Extracted);
     bool Sniff = !Meta && It.DatabaseKey.empty();
     Expected<RecordEntry> Row = W.readVerified(E, [&](ArrayRef<uint8_t> C) {
-      return Sniff ? Elf.feed(C) : Error::success();
+      return Sniff ? Image.feed(C) : Error::success();
     });
     if (!Row)
       return Row.takeError();
     It.Row = std::move(*Row);
-    Expected<bool> IsElf = Elf.finish();
-    if (!IsElf)
-      return IsElf.takeError();
-    if (*IsElf) {
+    Expected<bool> IsImage = Sniff ? Image.finish() : Expected<bool>(false);
+    if (!IsImage)
+      return IsImage.takeError();
+    if (*IsImage) {
       Expected<FatHostBinary> Bin = FatHostBinary::open(Extracted);
       if (!Bin)
         return Fail(quoteInput(E.Name) + ": " + toString(Bin.takeError()));

@@ -69,9 +69,11 @@ static bool inFile(ArrayRef<uint8_t> File, uint64_t Off, uint64_t Size) {
   return Off <= File.size() && Size <= File.size() - Off;
 }
 
-Expected<pe::Image> pe::readImage(ArrayRef<uint8_t> File) {
-  Image I;
-  I.File = File;
+/// The first PE headers of File into I, through the optional header's
+/// magic: the MZ header, e_lfanew, the signature, the machine (x86-64) and
+/// the magic (PE32+). What readImage and isImageHead share.
+static Error readHead(ArrayRef<uint8_t> File, pe::Image &I) {
+  using namespace pe;
   if (File.size() < 0x40 || File[0] != 'M' || File[1] != 'Z')
     return makeError("not a PE image (no MZ header)");
   I.PeOffset = endian::read32le(File.data() + 0x3c);
@@ -94,6 +96,24 @@ Expected<pe::Image> pe::readImage(ArrayRef<uint8_t> File) {
   if (Magic != COFF::PE32Header::PE32_PLUS)
     return makeError("unsupported PE optional header magic " + hex(Magic) +
                      " (only PE32+ images are supported)");
+  return Error::success();
+}
+
+bool pe::isImageHead(ArrayRef<uint8_t> Head) {
+  Image I;
+  if (Error E = readHead(Head, I)) {
+    consumeError(std::move(E));
+    return false;
+  }
+  return I.FileHdr.Characteristics & COFF::IMAGE_FILE_EXECUTABLE_IMAGE;
+}
+
+Expected<pe::Image> pe::readImage(ArrayRef<uint8_t> File) {
+  Image I;
+  I.File = File;
+  if (Error E = readHead(File, I))
+    return E;
+  uint64_t OptSize = I.FileHdr.SizeOfOptionalHeader;
   if (OptSize < OptionalHeaderSize)
     return makeError("truncated PE optional header");
   std::memcpy(&I.Opt, File.data() + I.OptOffset, OptionalHeaderSize);
@@ -144,6 +164,18 @@ Expected<pe::Image> pe::readImage(ArrayRef<uint8_t> File) {
     I.Names.push_back(Raw.str());
   }
   return I;
+}
+
+Expected<bool> pe::holdsDeviceCode(ArrayRef<uint8_t> File) {
+  auto I = readImage(File);
+  if (!I)
+    return I.takeError();
+  for (size_t S = 0; S < I->Sections.size(); ++S)
+    if ((I->Names[S] == CoffFatbinSection ||
+         I->Names[S] == CoffWrapperSection) &&
+        I->Sections[S].SizeOfRawData != 0)
+      return true;
+  return false;
 }
 
 Error pe::checkLayout(const Image &I) {

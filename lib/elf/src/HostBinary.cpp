@@ -2,6 +2,8 @@
 
 #include "kpack/HostBinary.h"
 
+#include "PeImage.h"
+
 #include "kpack/Coff.h"
 #include "kpack/LLVMError.h"
 
@@ -365,6 +367,51 @@ static Expected<ELFFile<ELFT>> openELF(MemoryBufferRef Image) {
     return makeError("unsupported ELF class or byte order (only ELF64 "
                      "little-endian host binaries are supported)");
   return ELFFile<ELFT>::create(Buf);
+}
+
+HostImageFormat kpack::hostImageFormat(StringRef Head) {
+  if (Head.starts_with(ELF::ElfMagic)) {
+    if (Head.size() < sizeof(ELF::Elf64_Ehdr) ||
+        uint8_t(Head[ELF::EI_CLASS]) != ELF::ELFCLASS64 ||
+        uint8_t(Head[ELF::EI_DATA]) != ELF::ELFDATA2LSB)
+      return HostImageFormat::None;
+    uint16_t Type = support::endian::read16le(Head.data() + 16);
+    uint16_t Machine = support::endian::read16le(Head.data() + 18);
+    return (Type == ELF::ET_EXEC || Type == ELF::ET_DYN) &&
+                   Machine == ELF::EM_X86_64
+               ? HostImageFormat::Elf
+               : HostImageFormat::None;
+  }
+  if (pe::isImageHead(arrayRefFromStringRef(Head)))
+    return HostImageFormat::Pe;
+  return HostImageFormat::None;
+}
+
+Expected<bool> kpack::hostImageHoldsDeviceCode(StringRef Bytes) {
+  switch (hostImageFormat(Bytes)) {
+  case HostImageFormat::None:
+    return false;
+  case HostImageFormat::Pe:
+    return pe::holdsDeviceCode(arrayRefFromStringRef(Bytes));
+  case HostImageFormat::Elf:
+    break;
+  }
+  Expected<ELFFile<ELFT>> Elf = ELFFile<ELFT>::create(Bytes);
+  if (!Elf)
+    return Elf.takeError();
+  auto Sections = Elf->sections();
+  if (!Sections)
+    return Sections.takeError();
+  for (const Elf_Shdr &Sec : *Sections) {
+    if (Sec.sh_type == ELF::SHT_NOBITS)
+      continue;
+    Expected<StringRef> Name = Elf->getSectionName(Sec);
+    if (!Name)
+      return Name.takeError();
+    if (*Name == HipFatbinSection || *Name == FatbinWrapperSection)
+      return true;
+  }
+  return false;
 }
 
 Expected<HostBinary> kpack::analyzeHostBinary(MemoryBufferRef Image,

@@ -72,6 +72,14 @@ struct Image {
 /// signature, machine or optional header); checkLayout checks the rest.
 llvm::Expected<Image> readImage(llvm::ArrayRef<uint8_t> File);
 
+/// True if Head (a file's first bytes) holds the headers of a PE32+ x86-64
+/// image through the optional header's magic: hostImageFormat's PE case.
+bool isImageHead(llvm::ArrayRef<uint8_t> Head);
+
+/// Does the image have a .hip_fat or .hipFatB section with raw data:
+/// hostImageHoldsDeviceCode's PE case (headers and section table only).
+llvm::Expected<bool> holdsDeviceCode(llvm::ArrayRef<uint8_t> File);
+
 /// Everything checkPeImage promises (kpack/Coff.h).
 llvm::Error checkLayout(const Image &I);
 

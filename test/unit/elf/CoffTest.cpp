@@ -2,7 +2,9 @@
 //
 // Real images (mingw, lld-link, both offload drivers) are covered by
 // test/lit/windows; these check the reader's errors on malformed headers
-// (never a crash), the dispatch on the magic and the checksum.
+// (never a crash), the dispatch on the magic, the checksum, and the
+// host-image tests the tools pick binaries with (hostImageFormat,
+// hostImageHoldsDeviceCode).
 
 #include "kpack/Coff.h"
 #include "kpack/ElfRewrite.h"
@@ -132,6 +134,93 @@ TEST(Coff, Checksum) {
   EXPECT_EQ(computePeChecksum(B, 4), 3u + 8u);
   std::vector<uint8_t> C = {0xff, 0xff, 0x02, 0x00, 0x01};
   EXPECT_EQ(computePeChecksum(C, 100), 0x0002u + 0x0001u + 5u);
+}
+
+llvm::StringRef textOf(const std::vector<uint8_t> &B) {
+  return llvm::StringRef(reinterpret_cast<const char *>(B.data()), B.size());
+}
+
+std::string holdsError(const std::vector<uint8_t> &B) {
+  auto R = hostImageHoldsDeviceCode(textOf(B));
+  return R ? "" : toString(R.takeError());
+}
+
+TEST(HostImageFormat, PeImages) {
+  std::vector<uint8_t> B = minimalImage();
+  EXPECT_EQ(hostImageFormat(textOf(B)), HostImageFormat::Pe);
+  // The headers through the optional header's magic are enough.
+  std::vector<uint8_t> Head(B.begin(), B.begin() + TableOffset);
+  EXPECT_EQ(hostImageFormat(textOf(Head)), HostImageFormat::Pe);
+  Head.resize(OptOffset + 1);
+  EXPECT_EQ(hostImageFormat(textOf(Head)), HostImageFormat::None);
+  // A DLL is an image too.
+  endian::write16le(&B[PeOffset + 22], 0x2022);
+  EXPECT_EQ(hostImageFormat(textOf(B)), HostImageFormat::Pe);
+}
+
+TEST(HostImageFormat, NotHostImages) {
+  auto With = [](size_t At, uint16_t V) {
+    std::vector<uint8_t> B = minimalImage();
+    endian::write16le(&B[At], V);
+    return hostImageFormat(textOf(B));
+  };
+  EXPECT_EQ(With(OptOffset, 0x10b), HostImageFormat::None); // PE32
+  EXPECT_EQ(With(PeOffset + 4, llvm::COFF::IMAGE_FILE_MACHINE_ARM64),
+            HostImageFormat::None);
+  EXPECT_EQ(With(PeOffset + 22, 0x20), HostImageFormat::None); // not an image
+  EXPECT_EQ(With(PeOffset, 0), HostImageFormat::None);         // no "PE\0\0"
+  EXPECT_EQ(With(0x3c, 0xfff0), HostImageFormat::None); // e_lfanew past the end
+  // An import library is an ar archive; text starting with "MZ" is text.
+  EXPECT_EQ(hostImageFormat("!<arch>\n/               0"), HostImageFormat::None);
+  EXPECT_EQ(hostImageFormat("MZ is a text file"), HostImageFormat::None);
+  EXPECT_EQ(hostImageFormat(""), HostImageFormat::None);
+}
+
+TEST(HostImageFormat, ElfHeaders) {
+  std::vector<uint8_t> E(64, 0);
+  std::memcpy(E.data(), "\x7f"
+                        "ELF",
+              4);
+  E[4] = 2; // ELFCLASS64
+  E[5] = 1; // ELFDATA2LSB
+  auto With = [&](uint16_t Type, uint16_t Machine) {
+    endian::write16le(&E[16], Type);
+    endian::write16le(&E[18], Machine);
+    return hostImageFormat(textOf(E));
+  };
+  EXPECT_EQ(With(2, 62), HostImageFormat::Elf);  // ET_EXEC, x86-64
+  EXPECT_EQ(With(3, 62), HostImageFormat::Elf);  // ET_DYN
+  EXPECT_EQ(With(1, 62), HostImageFormat::None); // ET_REL
+  EXPECT_EQ(With(3, 224), HostImageFormat::None); // AMDGPU
+  E[4] = 1;
+  EXPECT_EQ(With(3, 62), HostImageFormat::None); // ELFCLASS32
+}
+
+TEST(HostImageFormat, PeDeviceCodeSections) {
+  // No .hip_fat/.hipFatB: nothing to split.
+  std::vector<uint8_t> B = minimalImage();
+  auto Holds = [&] {
+    auto R = hostImageHoldsDeviceCode(textOf(B));
+    return R ? *R : (llvm::consumeError(R.takeError()), false);
+  };
+  EXPECT_FALSE(Holds());
+  EXPECT_EQ(holdsError(B), "");
+  // .hip_fat with raw data: a fat image.
+  std::memcpy(&B[TableOffset], ".hip_fat", 8);
+  EXPECT_TRUE(Holds());
+  // .hip_fat without file bytes (converted) and no wrappers: nothing.
+  endian::write32le(&B[TableOffset + 16], 0);
+  EXPECT_FALSE(Holds());
+  // .hipFatB with raw data (the wrappers of a converted image): adopted.
+  std::memcpy(&B[TableOffset], ".hipFatB", 8);
+  endian::write32le(&B[TableOffset + 16], 0x200);
+  EXPECT_TRUE(Holds());
+  // A section table past the end of the file is an error, not "no".
+  endian::write16le(&B[PeOffset + 6], 0x1000);
+  EXPECT_EQ(holdsError(B), "the section table (4096 sections) runs past the "
+                           "end of the file");
+  // Not a host image: no, without reading further.
+  EXPECT_EQ(holdsError({'M', 'Z'}), "");
 }
 
 } // namespace

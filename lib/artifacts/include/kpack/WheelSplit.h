@@ -2,9 +2,9 @@
 //
 // `kpack split-wheel` and `kpack recombine-wheels` (docs/wheels.md): a fat
 // ROCm wheel becomes, as upstream's split_python_wheels writes them, a host
-// wheel (every fat ELF file under the overlay root converted through the
-// emission library, database files removed, one `device-<target>` extra per
-// target) and one device wheel per rocm_bootstrap bundle key holding the
+// wheel (every fat ELF or PE file under the overlay root converted through
+// the emission library, database files removed, one `device-<target>` extra
+// per target) and one device wheel per rocm_bootstrap bundle key holding the
 // archives under <overlay>/.kpack/ and its database files; recombination
 // overlays device wheels onto their host wheel again. Outputs are
 // deterministic.

@@ -143,6 +143,33 @@ llvm::Error summarizeBundleSection(llvm::ArrayRef<uint8_t> Bytes,
                                    std::vector<BundleInfo> &Out,
                                    const AnalyzeOptions &Opts);
 
+/// What a file is to the tools that pick host binaries out of many files
+/// (`kpack split`, `split-wheel`, `verify-artifacts`, `unbundle`): an x86-64
+/// ELF executable or shared object, a PE32+ x86-64 image (EXE or DLL), or
+/// neither (relocatable objects, AMDGPU code objects, import libraries and
+/// other archives, other machines, text).
+enum class HostImageFormat { None, Elf, Pe };
+
+/// Enough leading bytes for hostImageFormat(): the PE headers of every image
+/// a linker writes lie within them.
+constexpr size_t HostImageHeadSize = 4096;
+
+/// The format of the file whose first bytes are Head (HostImageHeadSize of
+/// them, or the whole file if it is shorter), from its headers alone: the
+/// ELF header (class, byte order, type, machine), or the DOS header and the
+/// PE headers e_lfanew points at (signature, machine, an executable image,
+/// PE32+). PE headers beyond Head count as neither.
+HostImageFormat hostImageFormat(llvm::StringRef Head);
+
+/// Does the file hold HIP device code to split or to adopt: is it a host
+/// image (hostImageFormat) with a wrapper or bundle section that has bytes
+/// in the file (ELF: .hip_fatbin or .hipFatBinSegment, not NOBITS; PE:
+/// .hip_fat or .hipFatB with raw data)? Only the headers and the section
+/// table are read. False for every other file, for host-only binaries and
+/// for separate debug files (whose sections are NOBITS); an error for a host
+/// image whose headers or section table are malformed.
+llvm::Expected<bool> hostImageHoldsDeviceCode(llvm::StringRef Bytes);
+
 /// Decodes bundle B of Host from Image (copies and, for CCOB, decompresses).
 llvm::Error decodeBundleAt(llvm::MemoryBufferRef Image, const BundleInfo &B,
                            Bundle &Out);
