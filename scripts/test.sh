@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): installs what is missing,
-# builds with warnings as errors, runs the unit tests (ctest) and the lit
-# suite, then the runtime and format core again under ASan+UBSan (with the
-# fuzzers for a bounded time) and TSan, each followed by the shim's lit tests
-# against that build's shim and stand-in (tools from build/), built with
-# GCC 12, and the runtime as rocm_kpack.dll with the stand-in amdhip64.dll
-# (mingw-w64), its tests and HIP programs under wine64. Ends with one line "total: N passed, N failed, N skipped" that
-# counts every step: a build that fails and a test step whose log has no
-# summary count as failures; tests ctest reports as not run (GTEST_SKIP) and
-# lit's Unsupported/Skipped tests count as skipped, never as passed
+# builds with warnings as errors, runs the unit tests (ctest), builds the
+# runtime as rocm_kpack.dll with the stand-in amdhip64.dll (mingw-w64) and
+# runs its tests and HIP programs under wine64, then the lit suite (whose
+# test/lit/windows runs converted programs on those DLLs), then the runtime
+# and format core again under ASan+UBSan (with the fuzzers for a bounded
+# time) and TSan, each followed by the shim's lit tests against that build's
+# shim and stand-in (tools from build/), and built with GCC 12. Ends with
+# one line "total: N passed, N failed, N skipped" that counts every step: a
+# build that fails and a test step whose log has no summary count as
+# failures; tests ctest reports as not run (GTEST_SKIP) and lit's
+# Unsupported/Skipped tests count as skipped, never as passed
 # (docs/testing.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +62,23 @@ if build build; then
   main_built=1
   step "unit tests"
   (cd build && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest.log"; count_ctest "$LOGS/ctest.log"
+fi
+
+# The runtime as rocm_kpack.dll (mingw-w64), its unit tests under wine64
+# (docs/runtime.md, "Windows"); a missing mingw-w64 or wine64 fails. Before
+# the lit suite: test/lit/windows runs converted programs on this build's
+# rocm_kpack.dll and stand-in amdhip64.dll (build/'s KPACK_WINDOWS_BUILD_DIR).
+step "Windows runtime (mingw-w64, -Werror) and its unit tests under wine64"
+BUILD_DIR=build-windows bash cmake/windows/run-tests.sh 2>&1 | tee "$LOGS/windows.log"
+line=$(grep -E '^windows: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$LOGS/windows.log" | tail -1)
+if [ -z "$line" ]; then
+  echo "error: no summary in $LOGS/windows.log"; failed=$((failed + 1))
+else
+  read -r wp wf ws < <(sed -E 's/windows: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/' <<<"$line")
+  passed=$((passed + wp)); failed=$((failed + wf)); skipped=$((skipped + ws))
+fi
+
+if [ "$main_built" = 1 ]; then
   step "lit suite"
   /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 build/test/lit 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
 fi
@@ -84,18 +103,6 @@ fi
 step "runtime + format core with GCC 12 (-Werror)"
 if build build-gcc-runtime -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ -DKPACK_BUILD_TOOLS=OFF; then
   (cd build-gcc-runtime && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest-gcc.log"; count_ctest "$LOGS/ctest-gcc.log"
-fi
-
-# The runtime as rocm_kpack.dll (mingw-w64), its unit tests under wine64
-# (docs/runtime.md, "Windows"); a missing mingw-w64 or wine64 fails.
-step "Windows runtime (mingw-w64, -Werror) and its unit tests under wine64"
-BUILD_DIR=build-windows bash cmake/windows/run-tests.sh 2>&1 | tee "$LOGS/windows.log"
-line=$(grep -E '^windows: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$LOGS/windows.log" | tail -1)
-if [ -z "$line" ]; then
-  echo "error: no summary in $LOGS/windows.log"; failed=$((failed + 1))
-else
-  read -r wp wf ws < <(sed -E 's/windows: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/' <<<"$line")
-  passed=$((passed + wp)); failed=$((failed + wf)); skipped=$((skipped + ws))
 fi
 
 echo

@@ -5,20 +5,27 @@
 #   dll      prog.dll of the same objects (+ libprog.a) and use.exe using it
 #   new      mingw EXE, --offload-new-driver (one bundle per TU)
 #   rdc      mingw EXE, --offload-new-driver -fgpu-rdc (one bundle)
-#   rdc-dll  mingw DLL, --offload-new-driver -fgpu-rdc
+#   rdc-dll  mingw DLL, --offload-new-driver -fgpu-rdc (+ librdc.a), and
+#            use-rdc.exe using it
 #   ccob     mingw EXE, every bundle compressed (--offload-compress)
 #   sections mingw EXE with ten more data sections: its section table
 #            fills the headers (the converter must grow them)
 #   tu-a     tu_a.dll: tu_a alone (one bundle), for comparing archives
 #   msvc     x86_64-pc-windows-msvc objects linked by lld-link /release
 #            (checksum set) with a small startup object, no C runtime
+#   reloc    reloc.dll (the dll variant's objects) with the same preferred
+#            ImageBase as reloc.exe, which imports it and prints where both
+#            were loaded: the loader must relocate the DLL
+# KPACK_WIN_ARCHS replaces the offload targets (default gfx90a:xnack+
+# gfx1100).
 # The HIP runtime is resolved through an import library of amdhip64.dll
 # (amdhip64.def, llvm-dlltool); running the programs needs that DLL.
 set -e
 CXX=$1 BIN=$2 OUT=$3
 shift 3
 SRC=$(dirname "$0")
-ARCHS="--offload-arch=gfx90a:xnack+ --offload-arch=gfx1100"
+ARCHS=""
+for A in ${KPACK_WIN_ARCHS:-gfx90a:xnack+ gfx1100}; do ARCHS="$ARCHS --offload-arch=$A"; done
 MINGW="--target=x86_64-w64-mingw32"
 HIP="$CXX $MINGW -x hip -nogpuinc -nogpulib -I$SRC -I$SRC/../../../inputs $ARCHS"
 LINK="$CXX $MINGW -fuse-ld=lld"
@@ -48,8 +55,16 @@ for V in "$@"; do
          if [ $V = rdc ]; then
            $RDC "$OUT/ra.o" "$OUT/rb.o" "$OUT/main.o" $RT -o "$OUT/rdc.exe"
          else
-           $RDC -shared "$OUT/ra.o" "$OUT/rb.o" $RT -o "$OUT/rdc.dll"
+           $RDC -shared "$OUT/ra.o" "$OUT/rb.o" $RT -o "$OUT/rdc.dll" \
+             -Wl,--out-implib,"$OUT/librdc.a"
+           $LINK "$OUT/main.o" -L"$OUT" -lrdc -o "$OUT/use-rdc.exe"
          fi ;;
+    reloc) old_objs
+         $LINK -shared "$OUT/a.o" "$OUT/b.o" $RT -Wl,--image-base=0x140000000 \
+           -o "$OUT/reloc.dll" -Wl,--out-implib,"$OUT/libreloc.a"
+         $CXX $MINGW -x c -c "$SRC/reloc_main.c" -o "$OUT/reloc_main.o"
+         $LINK "$OUT/reloc_main.o" -L"$OUT" -lreloc -Wl,--image-base=0x140000000 \
+           -o "$OUT/reloc.exe" ;;
     tu-a) old_objs; $LINK -shared "$OUT/a.o" $RT -o "$OUT/tu_a.dll" ;;
     ccob) $HIP --offload-compress -c "$SRC/tu_a.hip" -o "$OUT/ca.o"
           [ -f "$OUT/b.o" ] || $HIP --offload-compress -c "$SRC/tu_b.hip" -o "$OUT/b.o"

@@ -10,6 +10,10 @@
   no-room            the bytes after the section table are in use (no room
                      for another section header)
   bad-align          FileAlignment 3
+  no-wrapper-reloc   the DIR64 base relocations at the .hipFatB wrappers'
+                     pointers become IMAGE_REL_BASED_ABSOLUTE (no fix-up):
+                     a loader that relocates the image leaves them pointing
+                     at the preferred base
 """
 import struct
 import sys
@@ -53,6 +57,30 @@ elif kind == "no-room":
     d[table + 40 * nsec:table + 40 * nsec + 8] = b"INUSE!!!"
 elif kind == "bad-align":
     struct.pack_into("<I", d, opt + 36, 3)
+elif kind == "no-wrapper-reloc":
+    def at_rva(rva):
+        for i in range(nsec):
+            vs, va, rs, ptr = struct.unpack_from("<IIII", d, sec(i) + 8)
+            if va <= rva < va + max(vs, rs):
+                return ptr + rva - va
+        sys.exit("corrupt_pe.py: RVA 0x%x is in no section" % rva)
+    pointers = set()
+    for i in range(nsec):
+        if bytes(d[sec(i):sec(i) + 8]).rstrip(b"\0") == b".hipFatB":
+            vs, va = struct.unpack_from("<II", d, sec(i) + 8)
+            pointers |= {va + 8 + 24 * k for k in range(vs // 24)}
+    rva, size = struct.unpack_from("<II", d, opt + 112 + 8 * 5)
+    at, end, cleared = at_rva(rva), at_rva(rva) + size, 0
+    while at < end:
+        page, block = struct.unpack_from("<II", d, at)
+        for e in range(at + 8, at + block, 2):
+            v = struct.unpack_from("<H", d, e)[0]
+            if v >> 12 == 10 and page + (v & 0xFFF) in pointers:
+                struct.pack_into("<H", d, e, 0)
+                cleared += 1
+        at += block
+    if cleared != len(pointers):
+        sys.exit("corrupt_pe.py: %d wrappers, %d relocations cleared" % (len(pointers), cleared))
 else:
     sys.exit("corrupt_pe.py: unknown kind " + kind)
 open(dst, "wb").write(d)
