@@ -112,6 +112,30 @@ uintptr_t readableEndFromMaps(uintptr_t Address) {
   return RunEnd;
 }
 
+/// fork() while another thread is inside dl_iterate_phdr leaves glibc's
+/// loader lock (dl_load_write_lock) held in the child, whose own next
+/// dl_iterate_phdr then waits for ever (seen with Debian 12's glibc 2.36:
+/// shim/fork-during-registration.test, a child of a process registering on
+/// another thread). Our own calls are therefore made under PhdrLock, which
+/// fork takes first: no thread of ours is inside dl_iterate_phdr when the
+/// process forks. It is a leaf lock (nothing else is taken under it), so
+/// the order of the fork handlers does not matter.
+pthread_mutex_t PhdrLock = PTHREAD_MUTEX_INITIALIZER;
+pthread_once_t PhdrForkOnce = PTHREAD_ONCE_INIT;
+
+void registerPhdrForkHandlers() {
+  ::pthread_atfork([] { pthread_mutex_lock(&PhdrLock); },
+                   [] { pthread_mutex_unlock(&PhdrLock); },
+                   [] { pthread_mutex_unlock(&PhdrLock); });
+}
+
+void findLoadedSegment(SegmentQuery &Q) {
+  pthread_once(&PhdrForkOnce, registerPhdrForkHandlers);
+  pthread_mutex_lock(&PhdrLock);
+  dl_iterate_phdr(findSegment, &Q);
+  pthread_mutex_unlock(&PhdrLock);
+}
+
 } // namespace
 
 size_t readableBytesAt(const void *Address, size_t Max) {
@@ -120,7 +144,7 @@ size_t readableBytesAt(const void *Address, size_t Max) {
     return 0;
   SegmentQuery Q;
   Q.Address = Addr;
-  dl_iterate_phdr(findSegment, &Q);
+  findLoadedSegment(Q);
   uintptr_t End;
   if (Q.Found && Q.Readable) {
     End = Q.End;

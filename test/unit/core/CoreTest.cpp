@@ -10,11 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 using namespace kpack;
 using Strings = std::vector<std::string>;
@@ -144,6 +148,43 @@ TEST(ReadableMemory, StopsAtAGuardPage) {
   EXPECT_TRUE(isReadable(P + Page, Page));
   EXPECT_FALSE(isReadable(P + Page, Page + 1));
   munmap(P, 3 * Page);
+}
+
+// fork() while another thread asks about readable memory: glibc 2.36
+// leaves its loader lock held in the child when the fork lands inside
+// dl_iterate_phdr, and the child's own query then waits for ever (the first
+// fork already hung without the fork handlers in Posix.cpp). A child that
+// does not finish within 10 s is killed and counted.
+TEST(ReadableMemoryThread, ForkWhileAnotherThreadQueries) {
+  static int Global = 1;
+  std::atomic<bool> Stop{false};
+  std::thread Querier([&] {
+    while (!Stop.load())
+      (void)readableBytesAt(&Global, sizeof(Global));
+  });
+  int Hung = 0, Failed = 0;
+  for (int I = 0; I < 200 && !Hung; ++I) {
+    pid_t Child = fork();
+    ASSERT_GE(Child, 0);
+    if (Child == 0)
+      _exit(readableBytesAt(&Global, sizeof(Global)) == sizeof(Global) ? 0 : 1);
+    int Status = 0;
+    pid_t Done = 0;
+    for (int K = 0; K < 1000 && (Done = waitpid(Child, &Status, WNOHANG)) == 0;
+         ++K)
+      usleep(10000);
+    if (Done == 0) {
+      kill(Child, SIGKILL);
+      waitpid(Child, &Status, 0);
+      ++Hung;
+    } else if (!WIFEXITED(Status) || WEXITSTATUS(Status) != 0) {
+      ++Failed;
+    }
+  }
+  Stop = true;
+  Querier.join();
+  EXPECT_EQ(Hung, 0);
+  EXPECT_EQ(Failed, 0);
 }
 
 TEST(MetadataInMemory, BoundedByReadableBytes) {
