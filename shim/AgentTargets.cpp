@@ -2,6 +2,8 @@
 
 #include "AgentTargets.h"
 
+#include "kpack/Platform.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -153,14 +155,24 @@ Status readKfdTopology(const std::string &SysfsRoot,
 }
 
 Status detectAgentTargets(std::vector<TargetId> &Out) {
-  if (const char *Override = std::getenv("ROCM_KPACK_ARCH_OVERRIDE");
-      Override && *Override && Override[0] != '0') {
-    if (Status S = parseArchOverride(Override, Out))
+  if (std::optional<std::string> Override =
+          platform::getEnv("ROCM_KPACK_ARCH_OVERRIDE");
+      Override && !Override->empty() && (*Override)[0] != '0') {
+    if (Status S = parseArchOverride(*Override, Out))
       return Status::error("ROCM_KPACK_ARCH_OVERRIDE: " + S.message());
     return Status::ok();
   }
+#ifdef _WIN32
+  // No KFD topology on Windows, and asking the runtime (hipGetDeviceProperties)
+  // from inside __hipRegisterFatBinary would initialise it there, under the
+  // loader lock when a DLL registers (docs/shim.md, "Windows").
+  return Status::error("ROCM_KPACK_ARCH_OVERRIDE is not set: on Windows the "
+                       "shim takes the GPU targets from it (e.g. "
+                       "gfx1100,gfx942:sramecc+:xnack-)");
+#else
   const char *Root = std::getenv("ROCM_KPACK_SHIM_SYSFS_ROOT");
   return readKfdTopology(Root && *Root ? Root : "/sys", Out);
+#endif
 }
 
 } // namespace shim

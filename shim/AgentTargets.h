@@ -44,7 +44,8 @@ Status readKfdTopology(const std::string &SysfsRoot,
 
 /// The agents to serve: ROCM_KPACK_ARCH_OVERRIDE if set, else the KFD
 /// topology under ROCM_KPACK_SHIM_SYSFS_ROOT (test only) or /sys. Duplicate
-/// target IDs (several identical GPUs) appear once.
+/// target IDs (several identical GPUs) appear once. On Windows (no KFD) only
+/// the override; without it an error (docs/shim.md, "Windows").
 Status detectAgentTargets(std::vector<TargetId> &Out);
 
 } // namespace shim

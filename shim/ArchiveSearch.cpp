@@ -3,11 +3,11 @@
 #include "ArchiveSearch.h"
 
 #include "kpack/Metadata.h"
+#include "kpack/Platform.h"
 #include "kpack/SearchPaths.h"
 #include "rocm_kpack/kpack.h"
 
 #include <algorithm>
-#include <sys/stat.h>
 
 namespace kpack {
 namespace shim {
@@ -41,8 +41,7 @@ std::string describeArchiveSearch(const KpackMetadata &Ref,
 
   std::string Found, NotFound;
   for (const std::string &P : Paths) {
-    struct stat St;
-    if (::stat(P.c_str(), &St) != 0) {
+    if (!platform::FileIdentity::of(P).Exists) {
       NotFound += (NotFound.empty() ? "'" : ", '") + P + "'";
       continue;
     }

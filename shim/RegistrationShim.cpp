@@ -19,6 +19,12 @@
 // Elsewhere, or with ROCM_KPACK_SHIM_EAGER=1, the code objects are loaded
 // and copied into the bundle at registration.
 //
+// On Windows the same file builds rocm_kpack_hip.dll (cmake/windows), eager
+// only (LazyBundleUnavailable.cpp; no userfaultfd): a program or DLL linked
+// against its import library ahead of amdhip64's imports these two entry
+// points from it, and it finds the real ones in the amdhip64 DLL already
+// loaded (docs/shim.md, "Windows").
+//
 //===----------------------------------------------------------------------===//
 
 #include "AgentTargets.h"
@@ -35,8 +41,19 @@
 #include "kpack/Wrapper.h"
 #include "rocm_kpack/kpack.h"
 
+#include "kpack/Platform.h"
+
+#ifdef _WIN32
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#define KPACK_SHIM_EXPORT __declspec(dllexport)
+#else
 #include <dlfcn.h>
-#include <pthread.h>
+#define KPACK_SHIM_EXPORT __attribute__((visibility("default")))
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -60,8 +77,7 @@ namespace {
 using RegisterFn = void **(*)(const void *);
 using UnregisterFn = void (*)(void **);
 
-void report(const char *Kind, const char *Format, ...)
-    __attribute__((format(printf, 2, 3)));
+void report(const char *Kind, const char *Format, ...) KPACK_SHIM_PRINTF(2, 3);
 void report(const char *Kind, const char *Format, ...) {
   char Line[8192];
   va_list Args;
@@ -77,6 +93,21 @@ void report(const char *Kind, const char *Format, ...) {
       report("", __VA_ARGS__);                                                 \
   } while (0)
 
+#ifdef _WIN32
+/// The real runtime's entry points on Windows: from the HIP runtime DLL the
+/// process has already loaded, under one of the names ROCm's HIP SDK gives
+/// it (amdhip64_<major>.dll since 6.x, amdhip64.dll before). A PE import
+/// names its DLL, so the program's own imports of every other HIP function
+/// already bind to that DLL; the shim never loads a runtime itself.
+template <typename Fn> Fn findNext(const char *Name) {
+  for (const wchar_t *Lib :
+       {L"amdhip64_7.dll", L"amdhip64_6.dll", L"amdhip64.dll"})
+    if (HMODULE Module = GetModuleHandleW(Lib))
+      if (FARPROC Sym = GetProcAddress(Module, Name))
+        return reinterpret_cast<Fn>(reinterpret_cast<void *>(Sym));
+  return nullptr;
+}
+#else
 /// Looks Name up in Handle, preferring the hip_4.2 version that ROCm-built
 /// binaries import.
 void *findVersioned(void *Handle, const char *Name) {
@@ -102,6 +133,7 @@ template <typename Fn> Fn findNext(const char *Name) {
   }
   return nullptr;
 }
+#endif
 
 struct RealRuntime {
   RegisterFn Register = nullptr;
@@ -210,7 +242,7 @@ __attribute__((constructor)) void installForkHandlers() {
   // registration, so these, registered after them, take LiveMutex before
   // the lazy bundles' locks: the order unregistration takes them in.
   (void)shim::lazyBundleStats();
-  pthread_atfork(atforkPrepare, atforkParent, atforkChild);
+  platform::registerForkHandlers(atforkPrepare, atforkParent, atforkChild);
 }
 
 /// A code object for one agent: loaded (eager) or only located (lazy).
@@ -321,12 +353,23 @@ void reportMissing(const KpackEnvironment &Env, const KpackMetadata *Ref,
 /// wrapper per translation unit (rocSPARSE: 111), and reading the maps, which
 /// grow with every lazy bundle, for each would make its dlopen quadratic.
 std::string binaryPathOf(const void *Address) {
+#ifdef _WIN32
+  HMODULE Module = nullptr;
+  const bool Known =
+      GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                             GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                         static_cast<LPCWSTR>(Address), &Module) != 0;
+  const std::string Key =
+      Known ? std::to_string(reinterpret_cast<uintptr_t>(Module))
+            : std::string();
+#else
   Dl_info Info{};
   const bool Known = dladdr(Address, &Info) != 0 && Info.dli_fbase;
   const std::string Key =
       Known ? std::to_string(reinterpret_cast<uintptr_t>(Info.dli_fbase)) +
                   '\n' + (Info.dli_fname ? Info.dli_fname : "")
             : std::string();
+#endif
   static auto *Cache = new std::map<std::string, std::string>;
   if (Known) {
     std::lock_guard<std::mutex> Lock(PathMutex);
@@ -334,7 +377,7 @@ std::string binaryPathOf(const void *Address) {
     if (It != Cache->end())
       return It->second;
   }
-  char PathBuf[PATH_MAX] = {0};
+  char PathBuf[4096] = {0}; // PATH_MAX on Linux; UTF-8 on Windows
   size_t Offset = 0;
   if (kpack_discover_binary_path(Address, PathBuf, sizeof(PathBuf), &Offset) !=
       KPACK_SUCCESS)
@@ -510,12 +553,18 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) void **
+KPACK_SHIM_EXPORT void **
 __hipRegisterFatBinary(const void *Data) {
   const RealRuntime &Real = realRuntime();
   if (!Real.Register) {
+#ifdef _WIN32
+    SHIM_ERROR("no HIP runtime behind the shim: __hipRegisterFatBinary not "
+               "found (no amdhip64_7.dll, amdhip64_6.dll or amdhip64.dll "
+               "loaded)");
+#else
     SHIM_ERROR("no HIP runtime behind the shim: __hipRegisterFatBinary not "
                "found (load libamdhip64 after librocm_kpack_hip)");
+#endif
     return nullptr;
   }
   // Anything but a readable HIPK wrapper goes to the runtime untouched.
@@ -536,7 +585,7 @@ __hipRegisterFatBinary(const void *Data) {
   return Handle;
 }
 
-__attribute__((visibility("default"))) void
+KPACK_SHIM_EXPORT void
 __hipUnregisterFatBinary(void **Handle) {
   const RealRuntime &Real = realRuntime();
   if (Real.Unregister)
