@@ -91,8 +91,32 @@ struct WorkerState {
   ZSTD_CCtx *Ctx = nullptr;
   ReadBuffers Bufs; ///< Bufs.Range: this batch's kept raw bytes, then the
                     ///< entry being read
-  Bytes Frames;     ///< this batch's frames
+  Bytes Frames;     ///< this batch's frames, each after its u32 size
   std::vector<uint8_t> Prefix;
+  /// Bytes of this thread's buffers (or of sources' views) that the
+  /// in-order pass gave a place in an archive: the thread writes them there
+  /// before it reuses its buffers for the next batch, while the other
+  /// threads compress.
+  struct PendingWrite {
+    const AtomicFile *File;
+    uint64_t At;
+    const uint8_t *Data;
+    size_t Size;
+  };
+  std::vector<PendingWrite> Pending;
+  Status WriteErr = Status::ok();
+
+  /// Writes the pending bytes and empties the buffers for a new batch.
+  Status flushPending() {
+    Status Result = Status::ok();
+    for (const PendingWrite &P : Pending)
+      if (!Result)
+        Result = P.File->writeReserved(P.At, P.Data, P.Size);
+    Pending.clear();
+    Bufs.Range.clear();
+    Frames.clear();
+    return Result;
+  }
 
   WorkerState() = default;
   WorkerState(const WorkerState &) = delete;
@@ -463,6 +487,9 @@ struct ArchiveWriter::Output {
     return It == HintCount.end() || It->second > 1;
   }
   uint64_t Deduplicated = 0;
+  /// Blobs placed but not written yet (their threads write them during the
+  /// next batch): ordinal -> the frame (zstd) or the bytes, in memory.
+  std::unordered_map<uint64_t, const uint8_t *> Unwritten;
 
   /// The segment index (docs/format-extensions.md), after the code objects,
   /// once their ordinals and segment lists are known.
@@ -505,16 +532,26 @@ struct ArchiveWriter::Output {
   /// The original bytes of stored blob Ordinal, read back from the file.
   Status storedContent(uint64_t Ordinal, std::vector<uint8_t> &Out) {
     const Blob &B = Blobs[Ordinal];
+    auto Mem = Unwritten.find(Ordinal);
+    const uint8_t *InMemory = Mem == Unwritten.end() ? nullptr : Mem->second;
     if (!Zstd) {
       Out.resize(B.Size);
+      if (InMemory) {
+        if (B.Size)
+          std::memcpy(Out.data(), InMemory, B.Size);
+        return Status::ok();
+      }
       return F.readAt(B.Offset, Out.data(), Out.size());
     }
-    std::vector<uint8_t> Frame(B.Size), Prefix;
-    if (Status S = F.readAt(B.Offset + 4, Frame.data(), Frame.size()))
-      return S;
+    std::vector<uint8_t> Frame, Prefix;
+    if (!InMemory) {
+      Frame.resize(B.Size);
+      if (Status S = F.readAt(B.Offset + 4, Frame.data(), Frame.size()))
+        return S;
+      InMemory = Frame.data();
+    }
     Segments.concatenate(B.Segments, Prefix);
-    return decompressFrame(Frame.data(), Frame.size(), Prefix,
-                           B.OriginalSize, Out);
+    return decompressFrame(InMemory, B.Size, Prefix, B.OriginalSize, Out);
   }
 };
 
@@ -619,7 +656,8 @@ Status ArchiveWriter::writeArchives(
     const uint8_t *Raw = nullptr;  ///< raw bytes, when kept elsewhere
     uint64_t RawAt = 0;
     size_t Size = 0;
-    uint64_t FrameAt = 0, FrameSize = 0; ///< in Frames, when Encoded
+    /// In Frames, when Encoded: the u32 size at FrameAt, then the frame.
+    uint64_t FrameAt = 0, FrameSize = 0;
     const uint8_t *raw(const std::vector<std::unique_ptr<WorkerState>> &S)
         const {
       return RawInRange ? S[Worker]->Bufs.Range.data() + RawAt : Raw;
@@ -637,10 +675,14 @@ Status ArchiveWriter::writeArchives(
     std::vector<Item> Items(N);
     std::atomic<size_t> Next{0};
     std::atomic<unsigned> NextWorker{0};
-    for (auto &St : States) {
-      St->Bufs.Range.clear();
-      St->Frames.clear();
-    }
+    // The previous batch's blobs are written by the threads that hold them
+    // as they start on this batch; the states no thread takes this time,
+    // here.
+    for (std::unique_ptr<Output> &Out : Outs)
+      Out->Unwritten.clear();
+    for (size_t T = std::min<size_t>(MaxThreads, N); T < States.size(); ++T)
+      if (Status S = States[T]->flushPending())
+        return S;
     // The threads take the largest entries first, so that the batch does
     // not end with one thread compressing a large entry while the others
     // wait (bench/therock/schedule.py); results still go out in order.
@@ -660,6 +702,10 @@ Status ArchiveWriter::writeArchives(
     auto Work = [&] {
       const unsigned Me = NextWorker.fetch_add(1);
       WorkerState &St = *States[Me];
+      if (Status S = St.flushPending()) {
+        St.WriteErr = std::move(S);
+        return;
+      }
       ReadBuffers &Bufs = St.Bufs;
       for (size_t K; (K = Next.fetch_add(1)) < N;) {
         size_t I = Pick[K];
@@ -717,16 +763,22 @@ Status ArchiveWriter::writeArchives(
           FP.PrefixSize = St.Prefix.size();
         }
         It.FrameAt = St.Frames.size();
+        St.Frames.resize_for_overwrite(It.FrameAt + 4); // the size, below
         if (Status S = compressFrame(St.Ctx, Data, Size, FP, St.Frames)) {
           It.Err = std::move(S);
           continue;
         }
-        It.FrameSize = St.Frames.size() - It.FrameAt;
+        It.FrameSize = St.Frames.size() - It.FrameAt - 4;
+        writeLE<uint32_t>(St.Frames.data() + It.FrameAt,
+                          static_cast<uint32_t>(It.FrameSize));
         It.Encoded = true;
       }
     };
     if (Status S = runOnWorkers(N, MaxThreads, Work))
       return S;
+    for (auto &St : States)
+      if (St->WriteErr)
+        return St->WriteErr;
 
     // Results go out in order, so the bytes never depend on timing.
     for (size_t I = 0; I < N; ++I) {
@@ -738,7 +790,7 @@ Status ArchiveWriter::writeArchives(
       E.OriginalSize = It.Size;
       const uint8_t *Raw = It.raw(States);
       const uint8_t *Frame =
-          States[It.Worker]->Frames.data() + It.FrameAt;
+          States[It.Worker]->Frames.data() + It.FrameAt + 4;
       uint64_t FrameSize = It.FrameSize;
       const std::vector<uint32_t> NoSegments;
       const std::vector<uint32_t> &EntrySegments =
@@ -787,32 +839,58 @@ Status ArchiveWriter::writeArchives(
         Frame = SerialFrame.data();
         FrameSize = SerialFrame.size();
       }
+      // The blob gets its place now; the thread holding its bytes writes
+      // them there (a frame made here is written at once).
       Blob B;
-      B.Offset = O.F.offset();
       B.OriginalSize = It.Size;
       B.Segments = EntrySegments;
+      E.Ordinal = O.Blobs.size();
       if (O.Zstd) {
         if (FrameSize > UINT32_MAX)
           return Status::error(E.Key + " (" + E.Arch +
                                "): compressed frame exceeds 4 GiB");
-        uint8_t SizeField[4];
-        writeLE<uint32_t>(SizeField, static_cast<uint32_t>(FrameSize));
-        if (Status S = O.F.write(SizeField, sizeof(SizeField)))
-          return S;
-        if (Status S = O.F.write(Frame, FrameSize))
+        if (Status S = O.F.reserve(4 + FrameSize, B.Offset))
           return S;
         B.Size = FrameSize;
+        if (!It.Encoded) {
+          uint8_t SizeField[4];
+          writeLE<uint32_t>(SizeField, static_cast<uint32_t>(FrameSize));
+          if (Status S = O.F.writeReserved(B.Offset, SizeField, 4))
+            return S;
+          if (Status S = O.F.writeReserved(B.Offset + 4, Frame, FrameSize))
+            return S;
+        } else {
+          States[It.Worker]->Pending.push_back(
+              {&O.F, B.Offset, Frame - 4, 4 + FrameSize});
+          O.Unwritten.emplace(E.Ordinal, Frame);
+        }
       } else {
-        if (Status S = O.F.write(Raw, It.Size))
+        if (Status S = O.F.reserve(It.Size, B.Offset))
           return S;
         B.Size = It.Size;
+        if (It.Size) {
+          States[It.Worker]->Pending.push_back(
+              {&O.F, B.Offset, Raw, It.Size});
+          O.Unwritten.emplace(E.Ordinal, Raw);
+        }
       }
-      E.Ordinal = O.Blobs.size();
       if (It.Hashed)
         O.ByHash.emplace(It.Hash, E.Ordinal);
       O.Blobs.push_back(B);
     }
     Begin = End;
+  }
+  // The last batch's blobs, each thread writing its own.
+  {
+    std::atomic<unsigned> NextWorker{0};
+    if (Status S = runOnWorkers(States.size(), MaxThreads, [&] {
+          WorkerState &St = *States[NextWorker.fetch_add(1)];
+          St.WriteErr = St.flushPending();
+        }))
+      return S;
+    for (auto &St : States)
+      if (St->WriteErr)
+        return St->WriteErr;
   }
 
   std::vector<uint64_t> FileBytes(Outs.size());

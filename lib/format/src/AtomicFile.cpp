@@ -197,6 +197,41 @@ Status AtomicFile::writeAt(uint64_t At, const void *Data, size_t Size) {
   return Status::ok();
 }
 
+Status AtomicFile::reserve(uint64_t Size, uint64_t &At) {
+  if (!Temp)
+    return Status::error("write to a closed output file");
+  if (Sticky)
+    return Sticky;
+  if (Status S = flush())
+    return Sticky = S;
+  At = Offset;
+  Offset += Size;
+  // Later appends go after the reserved bytes.
+  if (::lseek(Fd, static_cast<off_t>(Offset), SEEK_SET) < 0)
+    return Sticky = Status::error(sysError("cannot write", Temp->TmpName));
+  return Status::ok();
+}
+
+Status AtomicFile::writeReserved(uint64_t At, const void *Data,
+                                 size_t Size) const {
+  if (!Temp)
+    return Status::error("write to a closed output file");
+  if (At > Offset || Size > Offset - At)
+    return Status::error("internal error: write beyond the reserved bytes");
+  const uint8_t *Bytes = static_cast<const uint8_t *>(Data);
+  while (Size) {
+    ssize_t N = ::pwrite(Fd, Bytes, Size, static_cast<off_t>(At));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return Status::error(sysError("cannot write", Temp->TmpName));
+    Bytes += N;
+    At += static_cast<uint64_t>(N);
+    Size -= static_cast<size_t>(N);
+  }
+  return Status::ok();
+}
+
 Status AtomicFile::readAt(uint64_t At, void *Data, size_t Size) {
   if (!Temp)
     return Status::error("read from a closed output file");

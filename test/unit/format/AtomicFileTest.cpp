@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sys/stat.h>
 #include <thread>
 #include <cstdio>
@@ -44,6 +45,37 @@ TEST_F(AtomicFileTest, CommitReplacesAndPatches) {
   ASSERT_EQ(Got.size(), 11u + Big.size());
   EXPECT_EQ(std::string(Got.begin(), Got.begin() + 11), "hello WORLD");
   EXPECT_EQ(countFiles(), 1);
+}
+
+// Reserved ranges are filled later, from several threads at once; appends
+// after them land after the reserved bytes.
+TEST_F(AtomicFileTest, ReservedRangesAreWrittenFromThreads) {
+  std::string P = Dir + "/out";
+  AtomicFile F;
+  ASSERT_FALSE(F.open(P));
+  ASSERT_FALSE(F.write("head", 4)); // buffered
+  uint64_t A = 0, B = 0;
+  ASSERT_FALSE(F.reserve(3, A));
+  ASSERT_FALSE(F.reserve(2 << 20, B)); // larger than the write buffer
+  EXPECT_EQ(A, 4u);
+  EXPECT_EQ(B, 7u);
+  ASSERT_FALSE(F.write("tail", 4));
+  EXPECT_EQ(F.offset(), 11u + (2 << 20));
+  std::vector<uint8_t> Big(2 << 20, 'b');
+  Status SA, SB;
+  std::thread TA([&] { SA = F.writeReserved(A, "aaa", 3); });
+  std::thread TB([&] { SB = F.writeReserved(B, Big.data(), Big.size()); });
+  TA.join();
+  TB.join();
+  EXPECT_FALSE(SA) << SA.message();
+  EXPECT_FALSE(SB) << SB.message();
+  EXPECT_TRUE(F.writeReserved(F.offset() - 1, "xy", 2)); // past the end
+  ASSERT_FALSE(F.commit());
+  std::vector<uint8_t> Got = readFile(P);
+  ASSERT_EQ(Got.size(), 11u + Big.size());
+  EXPECT_EQ(std::string(Got.begin(), Got.begin() + 7), "headaaa");
+  EXPECT_TRUE(std::equal(Big.begin(), Big.end(), Got.begin() + 7));
+  EXPECT_EQ(std::string(Got.end() - 4, Got.end()), "tail");
 }
 
 // An output naming a special file (/dev/null, a FIFO) is written into, not

@@ -62,6 +62,14 @@ public:
   /// Overwrites already written bytes at Offset (e.g. a header patched once
   /// the layout is known). Offset + Size must not exceed offset().
   Status writeAt(uint64_t Offset, const void *Data, size_t Size);
+  /// Appends Size bytes whose contents come later, through writeReserved()
+  /// (e.g. from the threads that made them); At is where they start. Until
+  /// then they read as zeros.
+  Status reserve(uint64_t Size, uint64_t &At);
+  /// Writes bytes into a range reserve() returned. Threads may call it at
+  /// once for disjoint ranges (nothing else of this file may run then); an
+  /// error is returned, not remembered: the caller must fail the output.
+  Status writeReserved(uint64_t At, const void *Data, size_t Size) const;
   /// Reads back already written bytes (e.g. to compare new data with data
   /// written before). Offset + Size must not exceed offset().
   Status readAt(uint64_t Offset, void *Data, size_t Size);
