@@ -5,9 +5,8 @@
 # usage: bench/scale/scale-link.sh BUILD_DIR WORK_DIR N [ROUNDS [DRIVER]]
 #   N       TUs (issue: 100, 300, 1000)
 #   ROUNDS  alternating fat / ld.kpack link rounds (3)
-#   DRIVER  old | new (--offload-new-driver, TheRock's default) (old: with the
-#           new driver ld.kpack (main too) rejects these -O2 -fPIC objects,
-#           ".hip_fatbin: unexpected non-zero byte at section offset 0x2")
+#   DRIVER  new (--offload-new-driver, TheRock's default; the default here)
+#           | old (clang's default offload driver)
 #   TARGETS (environment) comma-separated offload archs, >= 6 by default:
 #           gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201
 # Each TU instantiates templated kernels over 4 element types and 4 tile
@@ -21,7 +20,7 @@
 # several N and fit log(wall) against log(N).
 # Example: nice -n 10 bench/scale/scale-link.sh build /tmp/kpack-scale 100
 set -euo pipefail
-build=$(cd "$1" && pwd) work=$2 n=$3 rounds=${4:-3} driver=${5:-old}
+build=$(cd "$1" && pwd) work=$2 n=$3 rounds=${4:-3} driver=${5:-new}
 targets=${TARGETS:-gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 clangxx=${CLANGXX:-clang++-22}
