@@ -5,27 +5,29 @@
 # usage: bench/scale/scale-link.sh BUILD_DIR WORK_DIR N [ROUNDS [DRIVER]]
 #   N       TUs (issue: 100, 300, 1000)
 #   ROUNDS  alternating fat / ld.kpack link rounds (3)
-#   DRIVER  old | new (--offload-new-driver, TheRock's default) (old: with the
-#           new driver ld.kpack (main too) rejects these -O2 -fPIC objects,
-#           ".hip_fatbin: unexpected non-zero byte at section offset 0x2")
+#   DRIVER  new (--offload-new-driver, TheRock's default; the default here)
+#           | old (clang's default offload driver)
 #   TARGETS (environment) comma-separated offload archs, >= 6 by default:
 #           gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201
 # Each TU instantiates templated kernels over 4 element types and 4 tile
 # sizes (real code, unrolled loops). All TUs are compiled once (kept in
-# WORK_DIR/<driver>-<N>; a second run reuses them); then each round links
-# libscale.so fat (-fuse-ld=lld) and emitted (ld.kpack --kpack-dir), each
-# under /usr/bin/time, prints one line per link
-#   <fat|kpack> round R: wall W s user U s sys S s peak RSS M KB out B bytes archives A
+# WORK_DIR/<driver>-<N>; a second run reuses them) and each fat object is also
+# rewritten into its kpack-ready form (kpack-ready rewrite: what the kpack
+# plugin emits, from the same compile); then each round links libscale.so fat
+# (-fuse-ld=lld), emitted from the fat objects (ld.kpack --kpack-dir) and
+# emitted from the kpack-ready objects, each under /usr/bin/time, and prints
+# one line per link
+#   <fat|kpack|ready> round R: wall W s user U s sys S s peak RSS M KB out B bytes archives A
 # and finally links an executable against each library and runs it on the
 # stand-in HIP runtime for every target. Log-log slopes over N: run it for
 # several N and fit log(wall) against log(N).
 # Example: nice -n 10 bench/scale/scale-link.sh build /tmp/kpack-scale 100
 set -euo pipefail
-build=$(cd "$1" && pwd) work=$2 n=$3 rounds=${4:-3} driver=${5:-old}
+build=$(cd "$1" && pwd) work=$2 n=$3 rounds=${4:-3} driver=${5:-new}
 targets=${TARGETS:-gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 clangxx=${CLANGXX:-clang++-22}
-for f in "$build/libexec/kpack/ld.lld" "$build/lib/libhip_standin.so"; do
+for f in "$build/libexec/kpack/ld.lld" "$build/lib/libhip_standin.so" "$build/bin/kpack-ready"; do
   [ -e "$f" ] || { echo "scale-link.sh: $f not found: build the project first" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "scale-link.sh: /usr/bin/time (Debian package time) not found" >&2; exit 1; }
@@ -93,6 +95,13 @@ echo "compiled $n TUs for ${#list[@]} targets ($driver driver) in $(( $(date +%s
 objs=()
 for i in $(seq 0 $((n - 1))); do objs+=("tu$i.o"); done
 echo "device code in objects: $(du -cb "${objs[@]}" | tail -1 | cut -f1) bytes"
+ready=()
+for i in $(seq 0 $((n - 1))); do
+  if [ ! -s "ready$i.o" ] || [ "tu$i.o" -nt "ready$i.o" ]; then
+    "$build/bin/kpack-ready" rewrite "tu$i.o" -o "ready$i.o"
+  fi
+  ready+=("ready$i.o")
+done
 
 fmt="wall %e s user %U s sys %S s peak RSS %M KB"
 common=(-shared "${drv[@]}" "${objs[@]}" "$build/lib/libhip_standin.so")
@@ -104,6 +113,11 @@ for r in $(seq 1 "$rounds"); do
   /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" -fuse-ld=lld \
     --ld-path="$build/libexec/kpack/ld.lld" -Wl,--kpack-dir=kp -o libscale.so
   echo "kpack round $r: $(cat time.txt) out $(stat -c %s libscale.so) bytes archives $(ls kp | wc -l) ($(du -cb kp/* | tail -1 | cut -f1) bytes)"
+  rm -rf kr libready.so
+  /usr/bin/time -o time.txt -f "$fmt" "$clangxx" -shared "${drv[@]}" "${ready[@]}" \
+    "$build/lib/libhip_standin.so" -fuse-ld=lld --ld-path="$build/libexec/kpack/ld.lld" \
+    -Wl,--kpack-dir=kr -o libready.so
+  echo "ready round $r: $(cat time.txt) out $(stat -c %s libready.so) bytes archives $(ls kr | wc -l) ($(du -cb kr/* | tail -1 | cut -f1) bytes)"
 done
 /usr/bin/time -o time.txt -f "$fmt" "$build/bin/kpack" convert libfat.so -o libconv.so --kpack-dir=conv > /dev/null 2>&1 \
   && echo "kpack convert of the fat library: $(cat time.txt)" \
@@ -112,10 +126,11 @@ done
 # The program on the stand-in, for every target.
 "$clangxx" main.cpp -fuse-ld=lld -L. -lfat "$build/lib/libhip_standin.so" -Wl,-rpath,"$dir" -Wl,-rpath,"$build/lib" -o app-fat
 "$clangxx" main.cpp -fuse-ld=lld -L. -lscale "$build/lib/libhip_standin.so" -Wl,-rpath,"$dir" -Wl,-rpath,"$build/lib" -o app-kpack
+"$clangxx" main.cpp -fuse-ld=lld -L. -lready "$build/lib/libhip_standin.so" -Wl,-rpath,"$dir" -Wl,-rpath,"$build/lib" -o app-ready
 for t in "${list[@]}"; do
   agent=$t
   [ "$t" = gfx11-generic ] && agent=gfx1100
-  for app in app-fat app-kpack; do
+  for app in app-fat app-kpack app-ready; do
     HIP_STANDIN_LOG=1 HIP_STANDIN_AGENTS=$agent LD_LIBRARY_PATH="$build/lib" "./$app" 2>&1 \
       | grep "resolved on" | sed "s/^/$app $agent: /"
   done
