@@ -46,9 +46,10 @@ if [ $# -lt 3 ] || [ $# -gt 4 ]; then
   echo "usage: $0 ROCPRIM_CHECKOUT BUILD_DIR WORK [TARGETS]" >&2
   exit 2
 fi
-SRC=$(cd "$1" && pwd)
-BUILD=$(cd "$2" && pwd)
-mkdir -p "$3"
+die() { echo "rocprim.sh: $*" >&2; exit 1; }
+SRC=$(cd "$1" 2>/dev/null && pwd) || die "no directory $1"
+BUILD=$(cd "$2" 2>/dev/null && pwd) || die "no directory $2"
+mkdir -p "$3" || die "cannot create $3"
 WORK=$(cd "$3" && pwd)
 TARGETS=${4:-gfx908,gfx90a:xnack+,gfx1030}
 TESTS=${TESTS:-test_device_transform test_device_reduce test_device_scan test_device_merge_sort test_block_reduce test_block_radix_sort}
@@ -59,7 +60,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 DEVICE_LIBS=${DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
 READELF=${READELF:-/usr/lib/llvm-22/bin/llvm-readelf}
 
-die() { echo "rocprim.sh: $*" >&2; exit 1; }
 [ -f "$SRC/rocprim/include/rocprim/rocprim.hpp" ] && [ -f "$SRC/test/rocprim/CMakeLists.txt" ] ||
   die "$SRC is not a rocPRIM checkout (no rocprim/include/rocprim/rocprim.hpp, test/rocprim/CMakeLists.txt)"
 for f in lib/KpackPlugin.so bin/ld.kpack lib/libhip_standin.so \
