@@ -34,6 +34,10 @@ fi
 # One wine prefix per build directory (creating one takes ~30 s; tests make
 # their own temporary directories), kept alive by a persistent wineserver
 # for the run.
+# wine stores Windows (UTF-16) file names as Unix ones in the locale's
+# character set: under the C locale (a fresh machine's, CI's) a name with
+# non-ASCII characters cannot be created (WindowsRuntime.NonAsciiPaths).
+export LC_ALL=C.UTF-8
 export WINEDEBUG=-all WINEPREFIX="$ROOT/$BUILD_DIR/wineprefix" WINEDLLOVERRIDES="mscoree,mshtml="
 export WINEPATH="Z:${ROOT//\//\\}\\$BUILD_DIR\\bin"
 if [ ! -f "$WINEPREFIX/system.reg" ]; then

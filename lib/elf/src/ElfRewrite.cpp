@@ -188,10 +188,16 @@ Error checkLoadedLayout(ArrayRef<uint8_t> File, const Headers &H) {
     if (!(S.sh_flags & ELF::SHF_ALLOC) || S.sh_type == ELF::SHT_NOBITS)
       continue;
     const auto *Load = loadHolding(H, S.sh_addr, S.sh_size);
-    // An empty section no segment holds has no bytes in the image (lld
-    // keeps an empty .text of a library without code at an address past its
-    // read-only PT_LOAD and makes no executable segment for it).
-    if (!Load && S.sh_size == 0)
+    // An empty section outside every segment's memory has no bytes in the
+    // image (lld keeps an empty .text of a library without code at an
+    // address past its read-only PT_LOAD and makes no executable segment for
+    // it); the rewrite keeps its place in the file. An empty section inside a
+    // segment's memory must still be at the offset its address gives.
+    if (!Load && S.sh_size == 0 &&
+        llvm::none_of(H.Phdrs, [&](const ELF::Elf64_Phdr &P) {
+          return isLoad(P) && S.sh_addr >= P.p_vaddr &&
+                 S.sh_addr - P.p_vaddr < P.p_memsz;
+        }))
       continue;
     if (!Load || S.sh_offset != Load->p_offset + (S.sh_addr - Load->p_vaddr))
       return makeError("section " + Twine(I) + " (" +

@@ -32,8 +32,10 @@ def configure(config, lit_config):
     # lit's (a pipe it held open would keep lit's reader waiting). Both
     # directories share the prefix; its server is started once per lit run.
     prefix = os.path.join(config.kpack_obj_root, "test", "lit", "wineprefix")
+    # LC_ALL: wine stores Windows file names as Unix ones in the locale's
+    # character set; the C locale has no room for non-ASCII names.
     wine_env = {"WINEPREFIX": prefix, "WINEDEBUG": "-all",
-                "WINEDLLOVERRIDES": "mscoree,mshtml="}
+                "WINEDLLOVERRIDES": "mscoree,mshtml=", "LC_ALL": "C.UTF-8"}
     config.environment.update(wine_env)
     config.substitutions.insert(0, ("%wine", wine64))
     if prefix in _started:
