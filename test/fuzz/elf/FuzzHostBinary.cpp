@@ -28,6 +28,12 @@ using namespace llvm;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   MemoryBufferRef Image(
       StringRef(reinterpret_cast<const char *>(Data), Size), "input");
+  // The header-only classification split and the wheel tools use first.
+  (void)kpack::hostImageFormat(
+      Image.getBuffer().take_front(kpack::HostImageHeadSize));
+  if (Expected<bool> Holds = kpack::hostImageHoldsDeviceCode(Image.getBuffer());
+      !Holds)
+    consumeError(Holds.takeError());
   Expected<kpack::HostBinary> Host = kpack::analyzeHostBinary(Image);
   if (!Host) {
     consumeError(Host.takeError());

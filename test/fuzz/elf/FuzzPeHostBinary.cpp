@@ -1,7 +1,8 @@
 //===- FuzzPeHostBinary.cpp - Fuzz the PE/COFF host-binary reader ---------===//
 //
 // Input: the bytes of a Windows PE image or COFF object (anything else is
-// skipped: kpack_fuzz_host_binary covers ELF). Runs the PE layout check,
+// skipped: kpack_fuzz_host_binary covers ELF). Runs the header-only
+// classification (hostImageFormat, hostImageHoldsDeviceCode), the PE layout check,
 // the analysis, decoding of every bundle, the PE rewrite with its verifier
 // and the analysis of the result. Any crash, sanitizer report or leak is a
 // bug; so is an input the rewrite accepts but its own verifier rejects
@@ -28,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   StringRef Bytes(reinterpret_cast<const char *>(Data), Size);
   if (!kpack::isCoffFile(Bytes))
     return 0;
+  // The header-only classification split and the wheel tools use first.
+  (void)kpack::hostImageFormat(Bytes.take_front(kpack::HostImageHeadSize));
+  if (Expected<bool> Holds = kpack::hostImageHoldsDeviceCode(Bytes); !Holds)
+    consumeError(Holds.takeError());
   MemoryBufferRef Image(Bytes, "input");
   if (Bytes.starts_with("MZ"))
     consumeError(kpack::checkPeImage(Image));
