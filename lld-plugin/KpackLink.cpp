@@ -6,6 +6,7 @@
 #include "LinkInputs.h"
 #include "MetadataRoom.h"
 
+#include "kpack/Convert.h"
 #include "kpack/KpackReady.h"
 
 #include "lld/Common/Driver.h"
@@ -19,6 +20,8 @@
 #include <algorithm>
 
 LLD_HAS_DRIVER(elf)
+LLD_HAS_DRIVER(mingw)
+LLD_HAS_DRIVER(coff)
 
 using namespace llvm;
 
@@ -31,14 +34,103 @@ int runLld(const std::vector<std::string> &Args) {
   std::vector<const char *> Argv = {"ld.kpack", "-flavor", "gnu"};
   for (const std::string &A : Args)
     Argv.push_back(A.c_str());
-  lld::Result R =
-      lld::lldMain(Argv, outs(), errs(), {{lld::Gnu, &lld::elf::link}});
+  // lld itself turns a GNU-style link for a PE emulation (-m i386pep, what
+  // clang passes for *-windows-gnu targets) into its MinGW driver, which
+  // runs the COFF linker.
+  lld::Result R = lld::lldMain(Argv, outs(), errs(),
+                               {{lld::Gnu, &lld::elf::link},
+                                {lld::MinGW, &lld::mingw::link},
+                                {lld::WinLink, &lld::coff::link}});
   outs().flush();
   errs().flush();
   return R.retCode;
 }
 
+static bool isPeLink(const std::vector<std::string> &Args) {
+  // lld's own rule: the -m emulation names a PE target (i386pe, i386pep,
+  // thumb2pe, arm64pe, ...).
+  auto IsPe = [](StringRef M) { return M.ends_with("pe") || M.ends_with("pep"); };
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (A == "-m" && I + 1 < Args.size())
+      return IsPe(Args[I + 1]);
+    if (A.starts_with("-m") && A.size() > 2 && !A.starts_with("-m=") &&
+        IsPe(A.drop_front(2)))
+      return true;
+  }
+  return false;
+}
+
 namespace {
+
+/// A PE link (the MinGW driver): the fat image lld links is converted as
+/// `kpack convert` converts one (lib/emit's convertHostBinary: .kpackrf,
+/// HIPK wrappers, .hip_fat without file bytes, the archives), all outputs
+/// committed together. Device code is still laid out in the link; the
+/// kpack-ready path (no .hip_fat at all) is ELF-only (docs/ld-kpack.md).
+Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker,
+                             TempDir &Temp) {
+  if (Linker.Relocatable)
+    return createStringError(
+        "--kpack-output/--kpack-dir: a relocatable (-r) PE link is not "
+        "supported");
+  auto Plan = planEmission(Kpack, Linker.Output);
+  if (!Plan)
+    return Plan.takeError();
+  std::string Linked = Temp.newFile(sys::path::filename(Linker.Output));
+  int RC = runLld(Linker.withOutput(Linked).Args);
+  if (RC != 0)
+    return RC;
+  // Objects the kpack plugin compiled keep their device code in
+  // .rocm_kpack_payload, which the COFF link drops, and their key records in
+  // .rocm_kpack_ref (".rocm_kp" in the image: 8-character names). Their
+  // wrappers could not be given code objects: refuse.
+  {
+    auto Buf = MemoryBuffer::getFile(Linked, /*IsText=*/false,
+                                     /*RequiresNullTerminator=*/false);
+    if (!Buf)
+      return createFileError(Linked, errorCodeToError(Buf.getError()));
+    auto Obj = object::ObjectFile::createObjectFile((*Buf)->getMemBufferRef());
+    if (!Obj)
+      return Obj.takeError();
+    for (const object::SectionRef &Sec : (*Obj)->sections()) {
+      Expected<StringRef> Name = Sec.getName();
+      if (!Name)
+        return Name.takeError();
+      if (Name->starts_with(ready::KeySectionName.take_front(8)))
+        return createStringError(
+            "%s: kpack-ready inputs (compiled with the kpack plugin) are not "
+            "supported in Windows (PE) links; compile them without the "
+            "plugin and link the fat objects",
+            Linker.Output.c_str());
+    }
+  }
+  ConvertOptions Opts;
+  Opts.Input = Linked;
+  Opts.Output = Linker.Output;
+  Opts.KpackOutput = Plan->ArchivePath;
+  Opts.KpackDir = Plan->ArchiveDir;
+  Opts.KernelName = Plan->KernelName;
+  Opts.SearchPaths = Plan->SearchPaths;
+  Opts.GroupName = Kpack.Group;
+  Opts.Family = Kpack.Family;
+  Opts.Compression = Plan->Compression;
+  auto Result = convertHostBinary(Opts);
+  if (!Result)
+    return Result.takeError();
+  if (Result->Outcome != ConvertOutcome::Converted) {
+    // Nothing to take out (no device code, or wrappers already HIPK): the
+    // linked image is the output, with its mode.
+    if (std::error_code EC = sys::fs::copy_file(Linked, Linker.Output))
+      return createFileError(Linker.Output, errorCodeToError(EC));
+    auto Perms = sys::fs::getPermissions(Linked);
+    if (!Perms)
+      return createFileError(Linked, errorCodeToError(Perms.getError()));
+    if (std::error_code EC = sys::fs::setPermissions(Linker.Output, *Perms))
+      return createFileError(Linker.Output, errorCodeToError(EC));
+  }
+  return 0;
+}
 
 /// The identity of the file at Path, if there is one.
 std::optional<sys::fs::UniqueID> fileIdentity(StringRef Path) {
@@ -143,6 +235,8 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   auto Temp = TempDir::create("ld.kpack");
   if (!Temp)
     return Temp.takeError();
+  if (isPeLink(Linker.Args))
+    return runPeKpackLink(Kpack, Linker, *Temp);
 
   // A relocatable link keeps the payload sections (SHF_EXCLUDE survives
   // -r), so its output is itself kpack-ready.

@@ -74,6 +74,23 @@ std::vector<std::string> envFlags(const char *Name) {
 }
 
 /// The directory this hipcc lives in.
+/// Does the command line compile or link for Windows (a --target/-target
+/// triple naming windows or mingw)?
+bool targetsWindows(ArrayRef<std::string> Args) {
+  auto IsWindows = [](StringRef T) {
+    return T.contains("windows") || T.contains("mingw") || T.contains("win32");
+  };
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (A.consume_front("--target=") && IsWindows(A))
+      return true;
+    if ((A == "-target" || A == "--target") && I + 1 < Args.size() &&
+        IsWindows(Args[I + 1]))
+      return true;
+  }
+  return false;
+}
+
 std::string selfDir(const char *Argv0) {
   static int Anchor;
   std::string Exe = sys::fs::getMainExecutable(Argv0, &Anchor);
@@ -201,7 +218,10 @@ int main(int Argc, char **Argv) {
     if (none_of(Args, [](StringRef A) { return A.starts_with("--rocm-path"); }))
       Cmd.push_back("--rocm-path=" + *Rocm);
 
-  if (EmitKpack && HasHipSource) {
+  // Windows targets: ld.kpack converts the fat image it links (the kpack
+  // plugin's kpack-ready objects are ELF-only), so the host code is compiled
+  // as usual (docs/hipcc.md).
+  if (EmitKpack && HasHipSource && !targetsWindows(Args)) {
     std::optional<std::string> Plugin =
         firstExisting({join(Self, "..", "lib/KpackPlugin.so"),
                        join(Self, "..", KPACK_INSTALL_LIBDIR "/KpackPlugin.so")});
