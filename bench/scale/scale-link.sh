@@ -122,7 +122,7 @@ echo "compiled $todo of $n TUs ($gen generator, $opt) for ${#list[@]} targets ($
 objs=()
 for i in $(seq 0 $((n - 1))); do objs+=("$tus/tu$i.o"); done
 echo "objects: $(du -cb "${objs[@]}" | tail -1 | cut -f1) bytes"
-for i in 0 $((n - 1)); do
+for i in $(printf '%s\n' 0 $((n - 1)) | sort -un); do
   echo "tu$i.o device code per target: $("$build/bin/kpack" inspect "tu$i.o" | sed -n 's/^  target \([^ ]*\) size \([0-9]*\).*/\1 \2/p' | tr '\n' ' ')"
 done
 ready=()
