@@ -9,19 +9,33 @@
 #           | old (clang's default offload driver)
 #   TARGETS (environment) comma-separated offload archs, >= 6 by default:
 #           gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201
-# Each TU instantiates templated kernels over 4 element types and 4 tile
-# sizes (real code, unrolled loops). All TUs are compiled once (kept in
-# WORK_DIR/<driver>-<N>; a second run reuses them) and each fat object is also
-# rewritten into its kpack-ready form (kpack-ready rewrite: what the kpack
-# plugin emits, from the same compile); then each round links libscale.so fat
-# (-fuse-ld=lld), emitted from the fat objects (ld.kpack --kpack-dir) and
-# emitted from the kpack-ready objects, each under /usr/bin/time, and prints
-# one line per link
+#   GEN     (environment) the TU generator:
+#           chain (default) bench/scale/gen-chain-tu.py: per TU, KERNELS
+#                 (default 16) kernel templates instantiated for float and
+#                 double, each a straight-line chain of STEPS (default 150)
+#                 arithmetic steps with per-TU seeded constants and operations;
+#                 compiled -O1. About 160-210 KB of device code per TU and
+#                 target at about 400 KB per compile CPU-second.
+#           tile  the first generator: templated kernels over 4 element types
+#                 and 4 tile sizes (unrolled loops), compiled -O2; about
+#                 150-170 KB per TU and target at about 75 KB per CPU-second.
+#   OPT     (environment) overrides the optimization level (-O1 / -O2).
+# The TUs are compiled once into WORK_DIR/<driver>-<gen>-tus, shared by every
+# N (TU i is the same for every N: a run for N = 1000 after one for N = 300
+# compiles only TUs 300-999); each fat object is also rewritten into its
+# kpack-ready form (kpack-ready rewrite: what the kpack plugin emits, from the
+# same compile). The links are done in WORK_DIR/<driver>-<gen>-<N>: each round
+# links libscale.so fat (-fuse-ld=lld), emitted from the fat objects (ld.kpack
+# --kpack-dir) and emitted from the kpack-ready objects, each under
+# /usr/bin/time, and prints one line per link
 #   <fat|kpack|ready> round R: wall W s user U s sys S s peak RSS M KB out B bytes archives A
-# and finally links an executable against each library and runs it on the
+# then times `kpack convert` of the fat library and zstd -3 (one thread) over
+# the objects (the compression CPU of the issue's target), checks that the
+# first and last TU's code objects hold every kernel for every target, and
+# finally links an executable against each library and runs it on the
 # stand-in HIP runtime for every target. Log-log slopes over N: run it for
 # several N and fit log(wall) against log(N).
-# Example: nice -n 10 bench/scale/scale-link.sh build /tmp/kpack-scale 100
+# Example: nice -n 5 bench/scale/scale-link.sh build /tmp/kpack-scale 100
 set -euo pipefail
 build=$(cd "$1" && pwd) work=$2 n=$3 rounds=${4:-3} driver=${5:-new}
 targets=${TARGETS:-gfx90a:xnack+,gfx11-generic,gfx942,gfx1030,gfx1100,gfx1201}
@@ -36,18 +50,29 @@ case $driver in
   old) drv=() ;;
   *) echo "scale-link.sh: DRIVER must be old or new" >&2; exit 1 ;;
 esac
-dir=$work/$driver-$n
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
+gen=${GEN:-chain}
+case $gen in
+  chain) opt=${OPT:--O1} ;;
+  tile) opt=${OPT:--O2} ;;
+  *) echo "scale-link.sh: GEN must be chain or tile" >&2; exit 1 ;;
+esac
+mkdir -p "$work/$driver-$gen-tus" "$work/$driver-$gen-$n"
+tus=$(cd "$work/$driver-$gen-tus" && pwd)
+dir=$(cd "$work/$driver-$gen-$n" && pwd)
 archs=()
 IFS=, read -ra list <<< "$targets"
 for t in "${list[@]}"; do archs+=("--offload-arch=$t"); done
-hip=(-x hip -nogpuinc -nogpulib -I"$src/test/inputs" -O2 -fPIC "${drv[@]}" "${archs[@]}")
+hip=(-x hip -nogpuinc -nogpulib -I"$src/test/inputs" "$opt" -fPIC "${drv[@]}" "${archs[@]}")
 
 # The sources (rewritten only when they change, so objects are reused).
 put() { if ! cmp -s "$1.new" "$1"; then mv "$1.new" "$1"; else rm "$1.new"; fi; }
-for i in $(seq 0 $((n - 1))); do
-  cat > "$dir/tu$i.hip.new" <<EOT
+if [ "$gen" = chain ]; then
+  python3 "$src/bench/scale/gen-chain-tu.py" "$tus" "$n" ${KERNELS:-16} ${STEPS:-150}
+  per_tu=$((2 * ${KERNELS:-16}))
+else
+  per_tu=16
+  for i in $(seq 0 $((n - 1))); do
+    cat > "$tus/tu$i.hip.new" <<EOT
 #include "hip_min.h"
 // TU $i: a tiled reduction-and-update kernel over 4 types x 4 tile sizes.
 template <typename T, int Tile>
@@ -73,8 +98,9 @@ __global__ void tile_kernel_$i(const T *a, const T *b, T *c, int n) {
 ALL(float) ALL(double) ALL(int) ALL(short)
 void launch_$i() { tile_kernel_$i<float, 8><<<1, 1>>>(nullptr, nullptr, nullptr, 1); }
 EOT
-  put "$dir/tu$i.hip"
-done
+    put "$tus/tu$i.hip"
+  done
+fi
 {
   for i in $(seq 0 $((n - 1))); do echo "void launch_$i();"; done
   echo 'int main() {'
@@ -84,24 +110,29 @@ done
 } > "$dir/main.cpp.new"
 put "$dir/main.cpp"
 
-cd "$dir"
-start=$(date +%s)
+cd "$tus"
 for i in $(seq 0 $((n - 1))); do
-  if [ ! -s "tu$i.o" ] || [ "tu$i.hip" -nt "tu$i.o" ]; then
-    echo "tu$i.o"
-  fi
-done | xargs -r -P "$(nproc)" -I{} sh -c '"$0" "$@" -c "$(basename {} .o).hip" -o {}' "$clangxx" "${hip[@]}"
-echo "compiled $n TUs for ${#list[@]} targets ($driver driver) in $(( $(date +%s) - start )) s"
+  if [ ! -s "tu$i.o" ] || [ "tu$i.hip" -nt "tu$i.o" ]; then echo "tu$i.o"; fi
+done > todo.txt
+todo=$(wc -l < todo.txt)
+/usr/bin/time -o compile-time.txt -f "wall %e s user %U s sys %S s" \
+  xargs -a todo.txt -r -P "$(nproc)" -I{} sh -c '"$0" "$@" -c "$(basename {} .o).hip" -o {}.tmp && mv {}.tmp {}' \
+  "$clangxx" "${hip[@]}"
+echo "compiled $todo of $n TUs ($gen generator, $opt) for ${#list[@]} targets ($driver driver): $(cat compile-time.txt)"
 objs=()
-for i in $(seq 0 $((n - 1))); do objs+=("tu$i.o"); done
-echo "device code in objects: $(du -cb "${objs[@]}" | tail -1 | cut -f1) bytes"
+for i in $(seq 0 $((n - 1))); do objs+=("$tus/tu$i.o"); done
+echo "objects: $(du -cb "${objs[@]}" | tail -1 | cut -f1) bytes"
+for i in $(printf '%s\n' 0 $((n - 1)) | sort -un); do
+  echo "tu$i.o device code per target: $("$build/bin/kpack" inspect "tu$i.o" | sed -n 's/^  target \([^ ]*\) size \([0-9]*\).*/\1 \2/p' | tr '\n' ' ')"
+done
 ready=()
 for i in $(seq 0 $((n - 1))); do
   if [ ! -s "ready$i.o" ] || [ "tu$i.o" -nt "ready$i.o" ]; then
     "$build/bin/kpack-ready" rewrite "tu$i.o" -o "ready$i.o"
   fi
-  ready+=("ready$i.o")
+  ready+=("$tus/ready$i.o")
 done
+cd "$dir"
 
 fmt="wall %e s user %U s sys %S s peak RSS %M KB"
 common=(-shared "${drv[@]}" "${objs[@]}" "$build/lib/libhip_standin.so")
@@ -122,6 +153,22 @@ done
 /usr/bin/time -o time.txt -f "$fmt" "$build/bin/kpack" convert libfat.so -o libconv.so --kpack-dir=conv > /dev/null 2>&1 \
   && echo "kpack convert of the fat library: $(cat time.txt)" \
   || echo "kpack convert of the fat library: see 'kpack convert --help' (not run)"
+
+# The compression CPU of the issue's target: zstd -3 on one thread over the
+# objects (device code is nearly all of their bytes).
+/usr/bin/time -o time.txt -f "$fmt" sh -c 'cat "$@" | zstd -3 -T1 -q -c > /dev/null' sh "${objs[@]}"
+echo "zstd -3 -T1 of the objects: $(cat time.txt)"
+
+# The first and last TU's code objects hold every kernel (the .kd symbols).
+for i in $(printf '%s\n' 0 $((n - 1)) | sort -un); do
+  rm -rf "co$i" && mkdir "co$i"
+  "$build/bin/kpack" unbundle "$tus/tu$i.o" --output-dir="co$i" > /dev/null
+  for co in "co$i"/*; do
+    kds=$(llvm-readelf-22 --syms "$co" | grep -o '[^ ]*\.kd$' | sort -u | wc -l)
+    text=$(llvm-readelf-22 -S --wide "$co" | awk '{for (f = 1; f < NF; f++) if ($f == ".text") print $(f + 4)}')
+    echo "tu$i.o $(basename "$co"): $kds kernels (expected $per_tu), .text $((16#$text)) bytes"
+  done
+done
 
 # The program on the stand-in, for every target.
 "$clangxx" main.cpp -fuse-ld=lld -L. -lfat "$build/lib/libhip_standin.so" -Wl,-rpath,"$dir" -Wl,-rpath,"$build/lib" -o app-fat
