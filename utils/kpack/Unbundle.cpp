@@ -21,7 +21,6 @@
 
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
-#include "kpack/Coff.h"
 #include "kpack/HostBinary.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -79,10 +78,7 @@ static Error readCodeObjects(StringRef File, std::vector<CodeObject> &Out) {
     if (!H)
       return fail("'" + File + "': " + toString(H.takeError()));
     if (!H->Fatbin)
-      return fail("'" + File + "': no " +
-                  (H->Format == kpack::HostFormat::Coff
-                       ? kpack::CoffFatbinSection
-                       : kpack::HipFatbinSection) +
+      return fail("'" + File + "': no " + H->fatbinSectionName() +
                   " section");
     for (const kpack::BundleInfo &B : H->Bundles) {
       Bundles.emplace_back();

@@ -13,7 +13,6 @@
 #include "kpack/ArtifactTree.h"
 #include "kpack/BundleCodec.h"
 #include "kpack/CodeObjectCheck.h"
-#include "kpack/Coff.h"
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/HostBinary.h"
 #include "kpack/TargetId.h"
@@ -318,10 +317,7 @@ void Verifier::checkGeneric() {
         C.Problems.push_back(Label + ": a fat binary (" +
                              std::to_string(H->Bundles.size()) +
                              " offload bundles in " +
-                             (H->Format == HostFormat::Coff
-                                  ? CoffFatbinSection
-                                  : HipFatbinSection) +
-                             ")");
+                             H->fatbinSectionName() + ")");
         continue;
       }
       unsigned Hipf = 0, Hipk = 0, Bad = 0;

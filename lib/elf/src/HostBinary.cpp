@@ -369,6 +369,10 @@ static Expected<ELFFile<ELFT>> openELF(MemoryBufferRef Image) {
   return ELFFile<ELFT>::create(Buf);
 }
 
+const char *HostBinary::fatbinSectionName() const {
+  return Format == HostFormat::Coff ? CoffFatbinSection : HipFatbinSection;
+}
+
 HostImageFormat kpack::hostImageFormat(StringRef Head) {
   if (Head.starts_with(ELF::ElfMagic)) {
     if (Head.size() < sizeof(ELF::Elf64_Ehdr) ||

@@ -114,6 +114,8 @@ struct HostBinary {
 
   bool hasDeviceCode() const { return !Bundles.empty(); }
   bool hasHIPK() const;
+  /// The name of the device-code section in this format (for messages).
+  const char *fatbinSectionName() const;
   /// Index into Bundles of the bundle starting at Address, or -1.
   int bundleAt(uint64_t Address) const;
 };
