@@ -188,8 +188,13 @@ struct PreparedFile {
 /// owns the LLVMContext bitcode is read into.
 class FilePreparer {
 public:
-  FilePreparer(std::string TempPath, PreparedFile &Out)
-      : TempPath(std::move(TempPath)), Out(Out) {}
+  /// Placement: where a streamed fat object's bundles go (LeftInInput for a
+  /// final link: they are read from the input file when the archives are
+  /// written, so the temporary copy holds only the host part).
+  FilePreparer(std::string TempPath, PreparedFile &Out,
+               ready::PayloadPlacement Placement =
+                   ready::PayloadPlacement::InOutput)
+      : TempPath(std::move(TempPath)), Out(Out), Placement(Placement) {}
 
   /// Fills Out; Out.Substitute is set if the file had to be rewritten (to
   /// TempPath).
@@ -205,15 +210,17 @@ private:
   Expected<Bytes> processObject(MemoryBufferRef Buf);
   Expected<Bytes> processBitcode(MemoryBufferRef Buf);
   Expected<Bytes> processArchive(MemoryBufferRef Buf);
-  /// A fat relocatable object rewritten straight into TempPath (its bundles
-  /// streamed, never held); false if Buf is not such an object.
-  Expected<bool> streamFatObject(const MemoryBuffer &Buf);
+  /// A fat relocatable object (the file InputPath) rewritten straight into
+  /// TempPath (its bundles streamed, never held, or left in the input);
+  /// false if Buf is not such an object.
+  Expected<bool> streamFatObject(const MemoryBuffer &Buf, StringRef InputPath);
   Error collectPayloads(const ObjectFile &Obj, StringRef Origin);
   Error collectPayloads(Module &M, StringRef Origin);
   Error writeTemp(const MemoryBuffer &Buf);
 
   std::string TempPath;
   PreparedFile &Out;
+  ready::PayloadPlacement Placement;
   LLVMContext Ctx;
 };
 
@@ -484,7 +491,8 @@ Expected<Bytes> FilePreparer::processFile(MemoryBufferRef Buf) {
   return processMember(Buf);
 }
 
-Expected<bool> FilePreparer::streamFatObject(const MemoryBuffer &Buf) {
+Expected<bool> FilePreparer::streamFatObject(const MemoryBuffer &Buf,
+                                             StringRef InputPath) {
   if (identify_magic(Buf.getBuffer()) != file_magic::elf_relocatable ||
       !mayCarryDeviceCode(Buf.getMemBufferRef()))
     return false;
@@ -504,15 +512,18 @@ Expected<bool> FilePreparer::streamFatObject(const MemoryBuffer &Buf) {
   if (Error E = ready::rewriteFatObject(
           Buf.getMemBufferRef(), OS,
           /*ReleaseInput=*/Buf.getBufferKind() == MemoryBuffer::MemoryBuffer_MMap,
-          &Written))
+          &Written, Placement))
     return createFileError(Origin, std::move(E));
   OS.close();
   if (OS.has_error())
     return createFileError(TempPath, errorCodeToError(OS.error()));
+  const std::string BundleFile =
+      Placement == ready::PayloadPlacement::InOutput ? TempPath
+                                                     : InputPath.str();
   for (const ready::WrittenPayload &W : Written)
     Out.Records.push_back(
         {W.Key,
-         PayloadBytes::inFileRange(TempPath, W.BundleOffset, W.BundleSize),
+         PayloadBytes::inFileRange(BundleFile, W.BundleOffset, W.BundleSize),
          Origin.str()});
   Out.HasDeviceCode |= !Written.empty();
   Out.Substitute = TempPath;
@@ -527,7 +538,7 @@ Error FilePreparer::run(StringRef Path) {
   Bytes Buf = std::move(*BufOrErr);
   // A fat object (the common case, and the one whose device code can be
   // gigabytes) goes straight to its temporary file.
-  Expected<bool> Streamed = streamFatObject(*Buf);
+  Expected<bool> Streamed = streamFatObject(*Buf, Path);
   if (!Streamed)
     return Streamed.takeError();
   if (*Streamed)
@@ -716,10 +727,15 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
   // Pass 2: prepare the files in parallel. The outputs do not depend on the
   // thread count: temporary names follow the file index and the results are
   // merged in file order below.
+  // A relocatable link's output must carry the device code on; a final
+  // link's archives read it from the inputs themselves.
+  const ready::PayloadPlacement Placement =
+      Linker.Relocatable ? ready::PayloadPlacement::InOutput
+                         : ready::PayloadPlacement::LeftInInput;
   std::vector<PreparedFile> Prepared(Files.size());
   std::vector<std::string> Errors(Files.size());
   parallelFor(0, Files.size(), [&](size_t F) {
-    FilePreparer Preparer(Temp.pathFor(F, Files[F]), Prepared[F]);
+    FilePreparer Preparer(Temp.pathFor(F, Files[F]), Prepared[F], Placement);
     if (Error E = Preparer.run(Files[F]))
       Errors[F] = toString(std::move(E));
   });

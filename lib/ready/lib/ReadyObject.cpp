@@ -253,7 +253,9 @@ static void forEachChunk(ArrayRef<uint8_t> Bytes, bool Release, Fn F) {
 }
 
 Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
-                       std::vector<WrittenPayload> *Written) {
+                       std::vector<WrittenPayload> *Written,
+                       PayloadPlacement Placement) {
+  const bool InOutput = Placement == PayloadPlacement::InOutput;
   Expected<std::unique_ptr<ObjectFile>> ObjOrErr =
       ObjectFile::createObjectFile(In);
   if (!ObjOrErr)
@@ -301,7 +303,9 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
     BundleKeys.push_back(Key);
     std::vector<uint8_t> Slot = encodeKeyRecord(Key, R.End - R.Begin);
     Keys.insert(Keys.end(), Slot.begin(), Slot.end());
-    PayloadSize += alignTo(PayloadHeaderSize + (R.End - R.Begin), RecordAlign);
+    if (InOutput)
+      PayloadSize +=
+          alignTo(PayloadHeaderSize + (R.End - R.Begin), RecordAlign);
   }
 
   // The host part: everything but the payload section's contents, which
@@ -383,8 +387,16 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
   }
 
   OS.write(Head.data(), Gap);
+  if (!InOutput) {
+    const uint64_t FatbinOffset =
+        reinterpret_cast<const char *>(Bytes.data()) - In.getBufferStart();
+    if (Written)
+      for (size_t I = 0; I < Ranges->size(); ++I)
+        Written->push_back({BundleKeys[I], FatbinOffset + (*Ranges)[I].Begin,
+                            (*Ranges)[I].End - (*Ranges)[I].Begin});
+  }
   uint64_t Pos = Gap;
-  for (size_t I = 0; I < Ranges->size(); ++I) {
+  for (size_t I = 0; InOutput && I < Ranges->size(); ++I) {
     const BundleRange &R = (*Ranges)[I];
     const uint64_t Size = R.End - R.Begin;
     uint8_t Header[PayloadHeaderSize] = {};

@@ -46,8 +46,23 @@ llvm::Error rewriteFatObject(llvm::MemoryBufferRef In,
 /// Where a streamed rewrite put one bundle.
 struct WrittenPayload {
   uint64_t Key = 0;
-  uint64_t BundleOffset = 0; ///< of the bundle bytes in the output
+  /// Of the bundle bytes in the output, or in the input with
+  /// PayloadPlacement::LeftInInput.
+  uint64_t BundleOffset = 0;
   uint64_t BundleSize = 0;
+};
+
+/// Where a streamed rewrite puts the bundles.
+enum class PayloadPlacement {
+  /// In the output's `.rocm_kpack_payload`: a kpack-ready object any linker
+  /// (and a later ld.kpack) can use.
+  InOutput,
+  /// Nowhere: the output's `.rocm_kpack_payload` is empty and the written
+  /// payloads give the bundles' offsets in the input. Only for an object that
+  /// goes straight into a final link whose driver takes the device code from
+  /// the input itself (ld.kpack): the output alone has key records without
+  /// their device code. Saves writing and reading the device code again.
+  LeftInInput,
 };
 
 /// rewriteFatObject streamed to \p OS, byte for byte the same output: only
@@ -56,11 +71,14 @@ struct WrittenPayload {
 /// whole. With \p ReleaseInput (\p In is a read-only file mapping, e.g.
 /// MemoryBuffer::getFile's), the pages of \p In are handed back to the kernel
 /// once read, so resident memory does not grow with `.hip_fatbin`. \p Written,
-/// if given, receives where each payload record's bundle lies in the output.
-/// The caller checks \p OS for write errors.
-llvm::Error rewriteFatObject(llvm::MemoryBufferRef In, llvm::raw_ostream &OS,
-                             bool ReleaseInput,
-                             std::vector<WrittenPayload> *Written = nullptr);
+/// if given, receives where each payload record's bundle lies in the output
+/// (or, with \p Placement LeftInInput, in \p In). The caller checks \p OS
+/// for write errors.
+llvm::Error
+rewriteFatObject(llvm::MemoryBufferRef In, llvm::raw_ostream &OS,
+                 bool ReleaseInput,
+                 std::vector<WrittenPayload> *Written = nullptr,
+                 PayloadPlacement Placement = PayloadPlacement::InOutput);
 
 /// Hands the whole pages inside [Data, Data + Size) of a read-only file
 /// mapping back to the kernel (they are read again from the page cache if
