@@ -269,7 +269,9 @@ Error checkMemberSymbols(MemoryBufferRef Member) {
 } // namespace
 
 Error FilePreparer::collectPayloads(const ObjectFile &Obj, StringRef Origin) {
-  auto Records = ready::readPayloadRecords(Obj);
+  // PayloadStore::add compares the bytes of records that share a key, so
+  // the keys need not be recomputed (a pass over all the device code).
+  auto Records = ready::readPayloadRecords(Obj, ready::KeyCheck::Trust);
   if (!Records)
     return createFileError(Origin, Records.takeError());
   if (!Records->empty())
@@ -292,7 +294,7 @@ Error FilePreparer::collectPayloads(Module &M, StringRef Origin) {
     ArrayRef<uint8_t> Data(
         reinterpret_cast<const uint8_t *>(Copy->getBufferStart()),
         Copy->getBufferSize());
-    auto Records = ready::parsePayloadSection(Data);
+    auto Records = ready::parsePayloadSection(Data, ready::KeyCheck::Trust);
     if (!Records)
       return createFileError(Origin, Records.takeError());
     Out.Keep.push_back(std::move(Copy));

@@ -428,7 +428,7 @@ Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
 }
 
 Expected<std::vector<PayloadRecord>>
-readPayloadRecords(const ObjectFile &Obj) {
+readPayloadRecords(const ObjectFile &Obj, KeyCheck Check) {
   std::vector<PayloadRecord> All;
   for (const SectionRef &Sec : Obj.sections()) {
     Expected<StringRef> Name = Sec.getName();
@@ -439,7 +439,7 @@ readPayloadRecords(const ObjectFile &Obj) {
     Expected<StringRef> Contents = Sec.getContents();
     if (!Contents)
       return Contents.takeError();
-    auto Records = parsePayloadSection(arrayRefFromStringRef(*Contents));
+    auto Records = parsePayloadSection(arrayRefFromStringRef(*Contents), Check);
     if (!Records)
       return Records.takeError();
     All.insert(All.end(), Records->begin(), Records->end());

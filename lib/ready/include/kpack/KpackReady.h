@@ -90,11 +90,25 @@ struct PayloadRecord {
   llvm::ArrayRef<uint8_t> Bundle;    ///< points into the section contents
 };
 
+/// Whether a reader recomputes each payload record's content key.
+enum class KeyCheck {
+  /// Recompute it (a pass over every byte) and fail on a mismatch: what a
+  /// tool that inspects or vouches for an object does.
+  Verify,
+  /// Take the record's word for it. A linker may: the key only names the
+  /// bytes, and a linker that stores records by key compares the bytes of
+  /// any two records that share one (docs/kpack-ready.md), so a wrong key can
+  /// cost deduplication, never the right code.
+  Trust,
+};
+
 /// Splits the contents of a `.rocm_kpack_payload` section into its records.
 /// Zero words between records (alignment fill) are skipped. Fails on a bad
-/// magic/version, truncation, or a key that does not match the bytes.
+/// magic/version, truncation, or (with KeyCheck::Verify) a key that does not
+/// match the bytes.
 llvm::Expected<std::vector<PayloadRecord>>
-parsePayloadSection(llvm::ArrayRef<uint8_t> Contents);
+parsePayloadSection(llvm::ArrayRef<uint8_t> Contents,
+                    KeyCheck Check = KeyCheck::Verify);
 
 /// One key record.
 struct KeyRecord {

@@ -88,7 +88,8 @@ void releaseMappedPages(const void *Data, size_t Size);
 
 /// Collects every payload record of a (kpack-ready) object file.
 llvm::Expected<std::vector<PayloadRecord>>
-readPayloadRecords(const llvm::object::ObjectFile &Obj);
+readPayloadRecords(const llvm::object::ObjectFile &Obj,
+                   KeyCheck Check = KeyCheck::Verify);
 
 /// The payload records of an LLVM bitcode file (host `-flto` output, full or
 /// thin, possibly several modules): the initializers of its globals in
