@@ -190,11 +190,15 @@ class FilePreparer {
 public:
   /// Placement: where a streamed fat object's bundles go (LeftInInput for a
   /// final link: they are read from the input file when the archives are
-  /// written, so the temporary copy holds only the host part).
+  /// written, so the temporary copy holds only the host part, and they are
+  /// named by link-local keys seeded with KeySeed, so they are not read
+  /// before that at all).
   FilePreparer(std::string TempPath, PreparedFile &Out,
                ready::PayloadPlacement Placement =
-                   ready::PayloadPlacement::InOutput)
-      : TempPath(std::move(TempPath)), Out(Out), Placement(Placement) {}
+                   ready::PayloadPlacement::InOutput,
+               uint64_t KeySeed = 0)
+      : TempPath(std::move(TempPath)), Out(Out), Placement(Placement),
+        KeySeed(KeySeed) {}
 
   /// Fills Out; Out.Substitute is set if the file had to be rewritten (to
   /// TempPath).
@@ -221,6 +225,7 @@ private:
   std::string TempPath;
   PreparedFile &Out;
   ready::PayloadPlacement Placement;
+  uint64_t KeySeed; ///< the file's position (link-local keys)
   LLVMContext Ctx;
 };
 
@@ -511,10 +516,13 @@ Expected<bool> FilePreparer::streamFatObject(const MemoryBuffer &Buf,
   if (EC)
     return createFileError(TempPath, errorCodeToError(EC));
   std::vector<ready::WrittenPayload> Written;
-  if (Error E = ready::rewriteFatObject(
-          Buf.getMemBufferRef(), OS,
-          /*ReleaseInput=*/Buf.getBufferKind() == MemoryBuffer::MemoryBuffer_MMap,
-          &Written, Placement))
+  ready::StreamOptions Options;
+  Options.ReleaseInput =
+      Buf.getBufferKind() == MemoryBuffer::MemoryBuffer_MMap;
+  Options.Placement = Placement;
+  Options.KeySeed = KeySeed;
+  if (Error E = ready::rewriteFatObject(Buf.getMemBufferRef(), OS, Options,
+                                        &Written))
     return createFileError(Origin, std::move(E));
   OS.close();
   if (OS.has_error())
@@ -737,7 +745,8 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
   std::vector<PreparedFile> Prepared(Files.size());
   std::vector<std::string> Errors(Files.size());
   parallelFor(0, Files.size(), [&](size_t F) {
-    FilePreparer Preparer(Temp.pathFor(F, Files[F]), Prepared[F], Placement);
+    FilePreparer Preparer(Temp.pathFor(F, Files[F]), Prepared[F], Placement,
+                          /*KeySeed=*/F);
     if (Error E = Preparer.run(Files[F]))
       Errors[F] = toString(std::move(E));
   });

@@ -252,10 +252,22 @@ static void forEachChunk(ArrayRef<uint8_t> Bytes, bool Release, Fn F) {
   }
 }
 
-Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
-                       std::vector<WrittenPayload> *Written,
-                       PayloadPlacement Placement) {
-  const bool InOutput = Placement == PayloadPlacement::InOutput;
+/// The link-local key of bundle Index of the input seeded Seed: the
+/// splitmix64 finalizer (a bijection) of Seed * G + (Index rotated by 32),
+/// which is distinct for distinct pairs while both are below 2^32 (G is odd,
+/// so Seed * G takes a multiple of 2^32 only at Seed = 0 there).
+static uint64_t linkLocalKey(uint64_t Seed, uint64_t Index) {
+  uint64_t Z = Seed * 0x9e3779b97f4a7c15ULL + (Index << 32 | Index >> 32);
+  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
+  return Z ^ (Z >> 31);
+}
+
+Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
+                       const StreamOptions &Options,
+                       std::vector<WrittenPayload> *Written) {
+  const bool ReleaseInput = Options.ReleaseInput;
+  const bool InOutput = Options.Placement == PayloadPlacement::InOutput;
   Expected<std::unique_ptr<ObjectFile>> ObjOrErr =
       ObjectFile::createObjectFile(In);
   if (!ObjOrErr)
@@ -298,8 +310,11 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
   uint64_t PayloadSize = 0;
   for (const BundleRange &R : *Ranges) {
     uint64_t Key = ContentKeyBasis;
-    forEachChunk(Bytes.slice(R.Begin, R.End - R.Begin), ReleaseInput,
-                 [&](ArrayRef<uint8_t> C) { Key = updateContentKey(Key, C); });
+    if (InOutput)
+      forEachChunk(Bytes.slice(R.Begin, R.End - R.Begin), ReleaseInput,
+                   [&](ArrayRef<uint8_t> C) { Key = updateContentKey(Key, C); });
+    else
+      Key = linkLocalKey(Options.KeySeed, BundleKeys.size());
     BundleKeys.push_back(Key);
     std::vector<uint8_t> Slot = encodeKeyRecord(Key, R.End - R.Begin);
     Keys.insert(Keys.end(), Slot.begin(), Slot.end());
@@ -424,7 +439,7 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS, bool ReleaseInput,
 Error rewriteFatObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   Out.clear();
   raw_svector_ostream OS(Out);
-  return rewriteFatObject(In, OS, /*ReleaseInput=*/false);
+  return rewriteFatObject(In, OS, StreamOptions());
 }
 
 Expected<std::vector<PayloadRecord>>

@@ -54,31 +54,43 @@ struct WrittenPayload {
 
 /// Where a streamed rewrite puts the bundles.
 enum class PayloadPlacement {
-  /// In the output's `.rocm_kpack_payload`: a kpack-ready object any linker
-  /// (and a later ld.kpack) can use.
+  /// In the output's `.rocm_kpack_payload`, named by their content keys: a
+  /// kpack-ready object any linker (and a later ld.kpack) can use.
   InOutput,
   /// Nowhere: the output's `.rocm_kpack_payload` is empty and the written
   /// payloads give the bundles' offsets in the input. Only for an object that
   /// goes straight into a final link whose driver takes the device code from
   /// the input itself (ld.kpack): the output alone has key records without
-  /// their device code. Saves writing and reading the device code again.
+  /// their device code. The keys are link-local (StreamOptions::KeySeed), so
+  /// the device code is neither copied nor read; only the bundle headers are.
   LeftInInput,
 };
 
-/// rewriteFatObject streamed to \p OS, byte for byte the same output: only
-/// the host part of the object is laid out in memory; the bundles are keyed
-/// and copied from \p In a bounded chunk at a time and never held as a
-/// whole. With \p ReleaseInput (\p In is a read-only file mapping, e.g.
-/// MemoryBuffer::getFile's), the pages of \p In are handed back to the kernel
-/// once read, so resident memory does not grow with `.hip_fatbin`. \p Written,
-/// if given, receives where each payload record's bundle lies in the output
-/// (or, with \p Placement LeftInInput, in \p In). The caller checks \p OS
-/// for write errors.
-llvm::Error
-rewriteFatObject(llvm::MemoryBufferRef In, llvm::raw_ostream &OS,
-                 bool ReleaseInput,
-                 std::vector<WrittenPayload> *Written = nullptr,
-                 PayloadPlacement Placement = PayloadPlacement::InOutput);
+struct StreamOptions {
+  /// \p In is a read-only file mapping (e.g. MemoryBuffer::getFile's): the
+  /// pages of its bundles are handed back to the kernel once read, so
+  /// resident memory does not grow with `.hip_fatbin`.
+  bool ReleaseInput = false;
+  PayloadPlacement Placement = PayloadPlacement::InOutput;
+  /// With LeftInInput, bundle I of the object is named by a key derived from
+  /// (KeySeed, I) alone, distinct for every distinct pair: give each input of
+  /// a link its own seed (e.g. its position). The key stays inside the link
+  /// (finalize overwrites the key records; archive entries are named by
+  /// code-object index), so it need not be the content key: equal bundles in
+  /// two inputs then get two indices, and the archive writer still stores
+  /// their equal code objects once.
+  uint64_t KeySeed = 0;
+};
+
+/// rewriteFatObject streamed to \p OS: only the host part of the object is
+/// laid out in memory; with PayloadPlacement::InOutput the output is byte for
+/// byte the in-memory rewrite's, the bundles keyed and copied from \p In a
+/// bounded chunk at a time and never held as a whole. \p Written, if given,
+/// receives where each payload record's bundle lies in the output (or, with
+/// LeftInInput, in \p In). The caller checks \p OS for write errors.
+llvm::Error rewriteFatObject(llvm::MemoryBufferRef In, llvm::raw_ostream &OS,
+                             const StreamOptions &Options,
+                             std::vector<WrittenPayload> *Written = nullptr);
 
 /// Hands the whole pages inside [Data, Data + Size) of a read-only file
 /// mapping back to the kernel (they are read again from the page cache if
