@@ -155,8 +155,7 @@ TEST(ReadableMemory, StopsAtAGuardPage) {
 bool childFinished(pid_t Child, int &Status, int Seconds) {
   pid_t Done = 0;
   for (int K = 0;
-       K < Seconds * 100 && (Done = waitpid(Child, &Status, WNOHANG)) == 0;
-       ++K)
+       K < Seconds * 100 && (Done = waitpid(Child, &Status, WNOHANG)) == 0; ++K)
     usleep(10000);
   if (Done != 0)
     return true;
