@@ -85,6 +85,16 @@ ForkRegistry &registry() {
   return *R;
 }
 
+#ifndef _WIN32
+/// The registry (and its fork handlers) is made when the library is loaded,
+/// not by the first cache: a fork on another thread while the first cache
+/// was making it left the child a static-initialization guard still marked
+/// running (libstdc++'s guard, and ThreadSanitizer's, are not reset in a
+/// child), and the child's own first cache waited for it for ever
+/// (LoaderFork.ChildMakesACacheWhileAnotherThreadMakesTheFirst).
+__attribute__((constructor)) void makeRegistryAtLoad() { (void)registry(); }
+#endif
+
 } // namespace
 
 LoaderCache::LoaderCache(KpackEnvironment Env) : Env(std::move(Env)) {

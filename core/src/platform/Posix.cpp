@@ -118,19 +118,27 @@ uintptr_t readableEndFromMaps(uintptr_t Address) {
 /// shim/fork-during-registration.test, a child of a process registering on
 /// another thread). Our own calls are therefore made under PhdrLock, which
 /// fork takes first: no thread of ours is inside dl_iterate_phdr when the
-/// process forks. It is a leaf lock (nothing else is taken under it), so
-/// the order of the fork handlers does not matter.
+/// process forks. It is a leaf lock (nothing else is taken under it).
 pthread_mutex_t PhdrLock = PTHREAD_MUTEX_INITIALIZER;
-pthread_once_t PhdrForkOnce = PTHREAD_ONCE_INIT;
 
-void registerPhdrForkHandlers() {
-  ::pthread_atfork([] { pthread_mutex_lock(&PhdrLock); },
-                   [] { pthread_mutex_unlock(&PhdrLock); },
-                   [] { pthread_mutex_unlock(&PhdrLock); });
+/// The fork handlers are registered when the program or library is loaded,
+/// not by the first query: registering them under pthread_once let a fork
+/// on another thread land while the once was running, and a child inherits
+/// that state. glibc's pthread_once runs such a once again in the child,
+/// but ThreadSanitizer's (its interceptor, a plain guard word) does not, so
+/// the child's first query waited for ever (CoreTests'
+/// ReadableMemoryThread.ForkWhileAnotherThreadMakesTheFirstQuery). Prepare
+/// handlers run in the reverse order of registration, so fork now takes
+/// PhdrLock after the locks of handlers registered at run time (the
+/// runtime's LoaderCache): the order a caller querying while holding one
+/// of those locks would take them in.
+__attribute__((constructor)) void registerPhdrForkHandlers() {
+  registerForkHandlers([] { pthread_mutex_lock(&PhdrLock); },
+                       [] { pthread_mutex_unlock(&PhdrLock); },
+                       [] { pthread_mutex_unlock(&PhdrLock); });
 }
 
 void findLoadedSegment(SegmentQuery &Q) {
-  pthread_once(&PhdrForkOnce, registerPhdrForkHandlers);
   pthread_mutex_lock(&PhdrLock);
   dl_iterate_phdr(findSegment, &Q);
   pthread_mutex_unlock(&PhdrLock);

@@ -228,4 +228,32 @@ TEST(LoaderFork, ChildrenLoadWhileThreadsLoad) {
   EXPECT_EQ(Failures.load(), 0);
 }
 
+// A child forked while another thread makes the process's first cache
+// makes a cache of its own, in 100 fresh processes (children of this one,
+// which must not have made a cache yet: ctest runs each test in a process
+// of its own).
+TEST(LoaderFork, ChildMakesACacheWhileAnotherThreadMakesTheFirst) {
+  int Hung = 0, Failed = 0;
+  for (int I = 0; I < 100 && !Hung; ++I) {
+    pid_t Fresh = ::fork();
+    ASSERT_GE(Fresh, 0);
+    if (Fresh == 0) {
+      std::thread Maker([] { LoaderCache C{KpackEnvironment()}; });
+      pid_t Child = ::fork();
+      if (Child == 0) {
+        LoaderCache C{KpackEnvironment()};
+        std::_Exit(0);
+      }
+      int Code = Child < 0 ? 1 : waitForChild(Child, 10);
+      Maker.join();
+      std::_Exit(Code == -1 ? 2 : Code);
+    }
+    int Code = waitForChild(Fresh, 20);
+    Hung += Code == -1 || Code == 2;
+    Failed += Code == 1;
+  }
+  EXPECT_EQ(Hung, 0);
+  EXPECT_EQ(Failed, 0);
+}
+
 } // namespace
