@@ -3,6 +3,7 @@
 #include "LinkInputs.h"
 
 #include "kpack/ReadyEmitter.h"
+#include "kpack/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 #include "kpack/Quote.h"
 
@@ -309,7 +310,9 @@ Expected<Bytes> FilePreparer::processObject(MemoryBufferRef Buf) {
     return nullptr;
   }
   SmallVector<char, 0> Out;
-  if (Error E = ready::rewriteFatObject(Buf, Out))
+  // A fat COFF object (PE links) is rewritten by the COFF rewriter.
+  if (Error E = (*Obj)->isCOFF() ? ready::rewriteFatCoffObject(Buf, Out)
+                                 : ready::rewriteFatObject(Buf, Out))
     return createFileError(Buf.getBufferIdentifier(), std::move(E));
   Bytes Rewritten = std::make_unique<SmallVectorMemoryBuffer>(
       std::move(Out), Buf.getBufferIdentifier(),
@@ -363,6 +366,7 @@ Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
 Expected<Bytes> FilePreparer::processMember(MemoryBufferRef Buf) {
   switch (identify_magic(Buf.getBuffer())) {
   case file_magic::elf_relocatable:
+  case file_magic::coff_object: // PE links (docs/windows.md)
     return processObject(Buf);
   case file_magic::bitcode:
     return processBitcode(Buf);
