@@ -129,6 +129,29 @@ Expected<PeSections> peSectionsOf(StringRef Path) {
   return S;
 }
 
+/// lld-link names the files it writes beside the image after the output:
+/// the import library of a DLL (or of an EXE with exports) and, with /debug,
+/// the PDB. The link goes to a temporary file, so they are named after the
+/// real output unless the command line names them.
+void addLldLinkSideOutputs(const LinkerArgs &Linker,
+                           std::vector<std::string> &Args) {
+  auto Has = [&](StringRef Opt) {
+    return any_of(Linker.Args, [&](StringRef A) {
+      return (A.starts_with("/") || A.starts_with("-")) &&
+             A.drop_front().starts_with_insensitive(Opt);
+    });
+  };
+  auto Replaced = [&](StringRef Ext) {
+    SmallString<256> P(Linker.Output);
+    sys::path::replace_extension(P, Ext);
+    return std::string(P);
+  };
+  if (!Has("implib:"))
+    Args.push_back("-implib:" + Replaced(".lib"));
+  if (Has("debug") && !Has("pdb:"))
+    Args.push_back("-pdb:" + Replaced(".pdb"));
+}
+
 /// A PE link (lld's MinGW driver, or lld-link): as an ELF link, every input
 /// is made kpack-ready first (fat COFF objects and archive members rewritten,
 /// LinkInputs.h), so lld never lays out device code: the image has `.kpackrf`
@@ -145,8 +168,18 @@ Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker
   auto Plan = planEmission(Kpack, Linker.Output);
   if (!Plan)
     return Plan.takeError();
-  std::string Linked = Temp.newFile(sys::path::filename(Linker.Output));
-  auto Prepared = prepareInputs(Linker.withOutput(Linked), Temp);
+  // A PE image records its own file name (a DLL's export directory, the
+  // import library's DLL name): lld links to a file of the output's very
+  // name, in a directory of its own.
+  SmallString<256> Linked(Temp.path());
+  sys::path::append(Linked, "pe-link");
+  if (std::error_code EC = sys::fs::create_directory(Linked))
+    return createFileError(Linked, errorCodeToError(EC));
+  sys::path::append(Linked, sys::path::filename(Linker.Output));
+  LinkerArgs ToTemp = Linker.withOutput(Linked);
+  if (Linker.LldLink)
+    addLldLinkSideOutputs(Linker, ToTemp.Args);
+  auto Prepared = prepareInputs(ToTemp, Temp);
   if (!Prepared)
     return Prepared.takeError();
   std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
@@ -156,7 +189,7 @@ Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker
   int RC = runLld(LldArgs, Linker.LldLink);
   if (RC != 0)
     return RC;
-  auto Sections = peSectionsOf(Linked);
+  auto Sections = peSectionsOf(Linked.str());
   if (!Sections)
     return Sections.takeError();
   if (Sections->Fatbin && Sections->KeyRecords)
@@ -165,7 +198,7 @@ Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker
         "not rewrite) and the key records of kpack-ready inputs",
         Linker.Output.c_str(), CoffFatbinSection);
   if (Sections->Fatbin)
-    return convertLinkedPeImage(Kpack, Linker, *Plan, Linked);
+    return convertLinkedPeImage(Kpack, Linker, *Plan, Linked.str());
   // The output's directory is made if missing (and removed again if the
   // link fails), as the conversion above (`kpack convert`) does.
   OutputDirectories Dirs;
