@@ -617,6 +617,23 @@ public:
           return P;
         continue;
       }
+      if (MinGW) {
+        // lld's MinGW driver: import libraries first unless static, then
+        // static libraries, then DLLs (not archives: never rewritten).
+        std::vector<std::string> Names;
+        if (!Static)
+          Names = {("lib" + Name + ".dll.a").str(), (Name + ".dll.a").str()};
+        Names.push_back(("lib" + Name + ".a").str());
+        Names.push_back((Name + ".lib").str());
+        if (!Static) {
+          Names.push_back(("lib" + Name + ".dll").str());
+          Names.push_back((Name + ".dll").str());
+        }
+        for (const std::string &F : Names)
+          if (auto P = Try(F))
+            return P;
+        continue;
+      }
       if (!Static)
         if (auto P = Try("lib" + Name + ".so"))
           return P;
@@ -625,6 +642,8 @@ public:
     }
     return std::nullopt;
   }
+  /// A PE link (-m i386pep...): lld's MinGW library lookup.
+  bool MinGW = false;
 
 private:
   std::vector<std::string> Dirs;
@@ -663,6 +682,10 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
       Sysroot = V->str();
   }
   LibrarySearch Search;
+  for (size_t I = 0; I + 1 < Args.size(); ++I)
+    if (Args[I] == "-m" && (StringRef(Args[I + 1]).ends_with("pe") ||
+                            StringRef(Args[I + 1]).ends_with("pep")))
+      Search.MinGW = true;
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
     if (isOption(A, {"L", "library-path"}) && I + 1 < Args.size())
@@ -701,7 +724,8 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
       Lib = joinedValue(A, "-l", "library");
     if (Lib) {
       std::optional<std::string> Found = Search.find(*Lib, Static);
-      if (Found && StringRef(*Found).ends_with(".a"))
+      if (Found && (StringRef(*Found).ends_with(".a") ||
+                    StringRef(*Found).ends_with(".lib")))
         noteFile(LibArg, *Found);
       continue;
     }
