@@ -20,6 +20,7 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Parallel.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -665,6 +666,60 @@ bool isOption(StringRef Arg, std::initializer_list<StringRef> Names) {
   return Arg.starts_with("-") && llvm::is_contained(Names, Name);
 }
 
+/// lld-link's view of its inputs (lld's COFF driver): options start with '/'
+/// or '-' (a '/' argument that names an existing file is an input); a file
+/// name without a directory is looked up in the current directory, then the
+/// /libpath: directories in order, then those of the LIB variable;
+/// /defaultlib:NAME is such a file (".lib" added without an extension).
+class LldLinkInputs {
+public:
+  explicit LldLinkInputs(const std::vector<std::string> &Args) {
+    Dirs.push_back("");
+    for (StringRef A : Args)
+      if (auto V = value(A, "libpath:"))
+        Dirs.push_back(V->str());
+    if (std::optional<std::string> Lib = sys::Process::GetEnv("LIB")) {
+      SmallVector<StringRef, 8> Parts;
+      StringRef(*Lib).split(Parts, ';', -1, /*KeepEmpty=*/false);
+      for (StringRef P : Parts)
+        Dirs.push_back(P.str());
+    }
+  }
+  /// The file Arg makes lld-link read, if any.
+  std::optional<std::string> fileOf(StringRef Arg) const {
+    if (auto V = value(Arg, "defaultlib:")) {
+      std::string Name = V->str();
+      if (!StringRef(Name).contains('.'))
+        Name += ".lib";
+      return find(Name);
+    }
+    if (Arg.starts_with("-") ||
+        (Arg.starts_with("/") && !sys::fs::exists(Arg)))
+      return std::nullopt;
+    return find(Arg);
+  }
+
+private:
+  static std::optional<StringRef> value(StringRef Arg, StringRef Opt) {
+    if ((Arg.starts_with("/") || Arg.starts_with("-")) &&
+        Arg.drop_front().starts_with_insensitive(Opt))
+      return Arg.drop_front(1 + Opt.size());
+    return std::nullopt;
+  }
+  std::optional<std::string> find(StringRef Name) const {
+    if (sys::path::filename(Name) != Name)
+      return Name.str();
+    for (const std::string &Dir : Dirs) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, Name);
+      if (sys::fs::exists(P))
+        return std::string(P);
+    }
+    return std::nullopt;
+  }
+  std::vector<std::string> Dirs;
+};
+
 } // namespace
 
 Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
@@ -707,8 +762,16 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
     ArgFile[ArgIndex] = It->second;
   };
   bool Static = false;
+  std::optional<LldLinkInputs> LldLink;
+  if (Linker.LldLink)
+    LldLink.emplace(Args);
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
+    if (LldLink) {
+      if (std::optional<std::string> F = LldLink->fileOf(A))
+        noteFile(I, *F);
+      continue;
+    }
     if (isOption(A, {"Bstatic", "static", "dn", "non_shared"}))
       Static = true;
     else if (isOption(A, {"Bdynamic", "dy", "call_shared"}))
