@@ -5,6 +5,7 @@
 #include "kpack/ArchivePaths.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
+#include "kpack/Coff.h"
 #include "kpack/Emission.h"
 #include "kpack/HostBinary.h"
 #include "kpack/KpackReady.h"
@@ -121,11 +122,14 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   // The decoded bundles of the live keys, viewed by the archive entries
   // until the archives are written.
   std::vector<Bundle> Bundles;
+  // The key records' section: `.kpackrf` in a PE image (FORMAT.md §3.4).
+  const bool Pe = Host->Format == HostFormat::Coff;
+  const char *KeySection =
+      Pe ? ready::CoffKeySectionName.data() : ready::KeySectionName.data();
   if (!Host->Wrappers.empty()) {
     if (!Host->KpackRefSection)
       return createStringError("%s: wrappers but no %s section",
-                               OutputPath.str().c_str(),
-                               ready::KeySectionName.data());
+                               OutputPath.str().c_str(), KeySection);
     const SectionSpan &Ref = *Host->KpackRefSection;
 
     // Code-object indices: first-seen order of distinct keys over the
@@ -137,7 +141,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
         return createStringError(
             "%s: wrapper at 0x%llx points at 0x%llx, outside %s",
             OutputPath.str().c_str(), (unsigned long long)W.Address,
-            (unsigned long long)W.Target, ready::KeySectionName.data());
+            (unsigned long long)W.Target, KeySection);
       uint64_t Off = Ref.FileOffset + (W.Target - Ref.Address);
       auto Rec = ready::parseKeyRecord(
           ArrayRef<uint8_t>(Image).slice(Off, ready::KeySlotSize));
@@ -227,8 +231,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     if (MetaBytes->size() > Ref.Size)
       return createStringError(
           "kpack metadata (%zu bytes) does not fit in %s (%llu bytes)",
-          MetaBytes->size(), ready::KeySectionName.data(),
-          (unsigned long long)Ref.Size);
+          MetaBytes->size(), KeySection, (unsigned long long)Ref.Size);
     for (size_t I = 0; I < Host->Wrappers.size(); ++I)
       if (Error E = patchWrapperToHIPK(
               Image, WrapperLocation::of(Host->Wrappers[I]), Ref.Address,
@@ -237,6 +240,9 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     std::fill_n(Image.begin() + Ref.FileOffset, Ref.Size, 0);
     std::copy(MetaBytes->begin(), MetaBytes->end(),
               Image.begin() + Ref.FileOffset);
+    if (Pe)
+      if (Error E = refreshPeChecksum(Image))
+        return createFileError(OutputPath, std::move(E));
   }
   if (Error E = Archives.write().takeError())
     return E;

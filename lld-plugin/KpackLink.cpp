@@ -6,6 +6,8 @@
 #include "LinkInputs.h"
 #include "MetadataRoom.h"
 
+#include "kpack/AtomicFile.h"
+#include "kpack/Coff.h"
 #include "kpack/Convert.h"
 #include "kpack/KpackReady.h"
 
@@ -28,10 +30,12 @@ using namespace llvm;
 namespace kpack {
 namespace link {
 
-int runLld(const std::vector<std::string> &Args) {
+int runLld(const std::vector<std::string> &Args, bool LldLink) {
   // "-flavor gnu" selects lld's ELF driver whatever our own name is, and
-  // keeps "ld.kpack" as the name in lld's diagnostics.
-  std::vector<const char *> Argv = {"ld.kpack", "-flavor", "gnu"};
+  // keeps "ld.kpack" as the name in lld's diagnostics; "-flavor link" its
+  // COFF driver (lld-link).
+  std::vector<const char *> Argv = {"ld.kpack", "-flavor",
+                                    LldLink ? "link" : "gnu"};
   for (const std::string &A : Args)
     Argv.push_back(A.c_str());
   // lld itself turns a GNU-style link for a PE emulation (-m i386pep, what
@@ -63,58 +67,26 @@ static bool isPeLink(const std::vector<std::string> &Args) {
 
 namespace {
 
-/// A PE link (the MinGW driver): the fat image lld links is converted as
-/// `kpack convert` converts one (lib/emit's convertHostBinary: .kpackrf,
-/// HIPK wrappers, .hip_fat without file bytes, the archives), all outputs
-/// committed together. Device code is still laid out in the link; the
-/// kpack-ready path (no .hip_fat at all) is ELF-only (docs/ld-kpack.md).
-Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker,
-                             TempDir &Temp) {
-  if (Linker.Relocatable)
-    return createStringError(
-        "--kpack-output/--kpack-dir: a relocatable (-r) PE link is not "
-        "supported");
-  auto Plan = planEmission(Kpack, Linker.Output);
-  if (!Plan)
-    return Plan.takeError();
-  std::string Linked = Temp.newFile(sys::path::filename(Linker.Output));
-  int RC = runLld(Linker.withOutput(Linked).Args);
-  if (RC != 0)
-    return RC;
-  // Objects the kpack plugin compiled keep their device code in
-  // .rocm_kpack_payload, which the COFF link drops, and their key records in
-  // .rocm_kpack_ref (".rocm_kp" in the image: 8-character names). Their
-  // wrappers could not be given code objects: refuse.
-  {
-    auto Buf = MemoryBuffer::getFile(Linked, /*IsText=*/false,
-                                     /*RequiresNullTerminator=*/false);
-    if (!Buf)
-      return createFileError(Linked, errorCodeToError(Buf.getError()));
-    auto Obj = object::ObjectFile::createObjectFile((*Buf)->getMemBufferRef());
-    if (!Obj)
-      return Obj.takeError();
-    for (const object::SectionRef &Sec : (*Obj)->sections()) {
-      Expected<StringRef> Name = Sec.getName();
-      if (!Name)
-        return Name.takeError();
-      if (Name->starts_with(ready::KeySectionName.take_front(8)))
-        return createStringError(
-            "%s: kpack-ready inputs (compiled with the kpack plugin) are not "
-            "supported in Windows (PE) links; compile them without the "
-            "plugin and link the fat objects",
-            Linker.Output.c_str());
-    }
-  }
+Error addMetadataRoom(const KpackOptions &Opts, const EmitPlan &Plan,
+                      TempDir &Temp, std::vector<std::string> &LldArgs,
+                      bool Pe);
+
+/// Converts the fat image lld linked as `kpack convert` converts one (lib/emit's
+/// convertHostBinary: .kpackrf, HIPK wrappers, .hip_fat without file bytes,
+/// the archives), all outputs committed together.
+Expected<int> convertLinkedPeImage(const KpackOptions &Kpack,
+                                   const LinkerArgs &Linker,
+                                   const EmitPlan &Plan, StringRef Linked) {
   ConvertOptions Opts;
-  Opts.Input = Linked;
+  Opts.Input = Linked.str();
   Opts.Output = Linker.Output;
-  Opts.KpackOutput = Plan->ArchivePath;
-  Opts.KpackDir = Plan->ArchiveDir;
-  Opts.KernelName = Plan->KernelName;
-  Opts.SearchPaths = Plan->SearchPaths;
+  Opts.KpackOutput = Plan.ArchivePath;
+  Opts.KpackDir = Plan.ArchiveDir;
+  Opts.KernelName = Plan.KernelName;
+  Opts.SearchPaths = Plan.SearchPaths;
   Opts.GroupName = Kpack.Group;
   Opts.Family = Kpack.Family;
-  Opts.Compression = Plan->Compression;
+  Opts.Compression = Plan.Compression;
   auto Result = convertHostBinary(Opts);
   if (!Result)
     return Result.takeError();
@@ -129,6 +101,115 @@ Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker
     if (std::error_code EC = sys::fs::setPermissions(Linker.Output, *Perms))
       return createFileError(Linker.Output, errorCodeToError(EC));
   }
+  return 0;
+}
+
+/// Which sections the image lld linked has: .hip_fat (device code laid out)
+/// and .kpackrf (key records of kpack-ready inputs).
+struct PeSections {
+  bool Fatbin = false;
+  bool KeyRecords = false;
+};
+Expected<PeSections> peSectionsOf(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return createFileError(Path, errorCodeToError(Buf.getError()));
+  auto Obj = object::ObjectFile::createObjectFile((*Buf)->getMemBufferRef());
+  if (!Obj)
+    return createFileError(Path, Obj.takeError());
+  PeSections S;
+  for (const object::SectionRef &Sec : (*Obj)->sections()) {
+    Expected<StringRef> Name = Sec.getName();
+    if (!Name)
+      return createFileError(Path, Name.takeError());
+    S.Fatbin |= *Name == CoffFatbinSection;
+    S.KeyRecords |= *Name == ready::CoffKeySectionName;
+  }
+  return S;
+}
+
+/// lld-link names the files it writes beside the image after the output:
+/// the import library of a DLL (or of an EXE with exports) and, with /debug,
+/// the PDB. The link goes to a temporary file, so they are named after the
+/// real output unless the command line names them.
+void addLldLinkSideOutputs(const LinkerArgs &Linker,
+                           std::vector<std::string> &Args) {
+  auto Has = [&](StringRef Opt) {
+    return any_of(Linker.Args, [&](StringRef A) {
+      return (A.starts_with("/") || A.starts_with("-")) &&
+             A.drop_front().starts_with_insensitive(Opt);
+    });
+  };
+  auto Replaced = [&](StringRef Ext) {
+    SmallString<256> P(Linker.Output);
+    sys::path::replace_extension(P, Ext);
+    return std::string(P);
+  };
+  if (!Has("implib:"))
+    Args.push_back("-implib:" + Replaced(".lib"));
+  if (Has("debug") && !Has("pdb:"))
+    Args.push_back("-pdb:" + Replaced(".pdb"));
+}
+
+/// A PE link (lld's MinGW driver, or lld-link): as an ELF link, every input
+/// is made kpack-ready first (fat COFF objects and archive members rewritten,
+/// LinkInputs.h), so lld never lays out device code: the image has `.kpackrf`
+/// (the key records) and no `.hip_fat`, and finalize turns the wrappers into
+/// HIPK and the key records into the metadata (Finalize.h). An image that
+/// still has `.hip_fat` (device code from an input ld.kpack did not see) and
+/// no key records is converted after the link instead.
+Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker,
+                             TempDir &Temp) {
+  if (Linker.Relocatable)
+    return createStringError(
+        "--kpack-output/--kpack-dir: a relocatable (-r) PE link is not "
+        "supported");
+  auto Plan = planEmission(Kpack, Linker.Output);
+  if (!Plan)
+    return Plan.takeError();
+  // A PE image records its own file name (a DLL's export directory, the
+  // import library's DLL name): lld links to a file of the output's very
+  // name, in a directory of its own.
+  SmallString<256> Linked(Temp.path());
+  sys::path::append(Linked, "pe-link");
+  if (std::error_code EC = sys::fs::create_directory(Linked))
+    return createFileError(Linked, errorCodeToError(EC));
+  sys::path::append(Linked, sys::path::filename(Linker.Output));
+  LinkerArgs ToTemp = Linker.withOutput(Linked);
+  if (Linker.LldLink)
+    addLldLinkSideOutputs(Linker, ToTemp.Args);
+  auto Prepared = prepareInputs(ToTemp, Temp);
+  if (!Prepared)
+    return Prepared.takeError();
+  std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
+  if (Prepared->HasDeviceCode)
+    if (Error E = addMetadataRoom(Kpack, *Plan, Temp, LldArgs, /*Pe=*/true))
+      return E;
+  int RC = runLld(LldArgs, Linker.LldLink);
+  if (RC != 0)
+    return RC;
+  auto Sections = peSectionsOf(Linked.str());
+  if (!Sections)
+    return Sections.takeError();
+  if (Sections->Fatbin && Sections->KeyRecords)
+    return createStringError(
+        "%s: the image has both %s (device code of an input ld.kpack could "
+        "not rewrite) and the key records of kpack-ready inputs",
+        Linker.Output.c_str(), CoffFatbinSection);
+  if (Sections->Fatbin)
+    return convertLinkedPeImage(Kpack, Linker, *Plan, Linked.str());
+  // The output's directory is made if missing (and removed again if the
+  // link fails), as the conversion above (`kpack convert`) does.
+  OutputDirectories Dirs;
+  StringRef Parent = sys::path::parent_path(Linker.Output);
+  if (!Parent.empty())
+    if (Status S = Dirs.create(Parent.str()))
+      return createStringError(S.message());
+  if (Error E = finalizeOutput(Linked, Linker.Output, Kpack, *Plan,
+                               Prepared->Payloads))
+    return E;
+  Dirs.keep();
   return 0;
 }
 
@@ -165,7 +246,8 @@ Error checkNotKpackReady(StringRef OutputPath,
       consumeError(Name.takeError());
       continue;
     }
-    if (*Name != ready::KeySectionName)
+    // .kpackrf: a PE image's key records (or, finalized, its metadata).
+    if (*Name != ready::KeySectionName && *Name != ready::CoffKeySectionName)
       continue;
     Expected<StringRef> Contents = Sec.getContents();
     if (!Contents) {
@@ -194,7 +276,8 @@ Error checkNotKpackReady(StringRef OutputPath,
 /// slot a single live wrapper guarantees (MetadataRoom.h), or for the room
 /// --kpack-metadata-room asks for.
 Error addMetadataRoom(const KpackOptions &Opts, const EmitPlan &Plan,
-                      TempDir &Temp, std::vector<std::string> &LldArgs) {
+                      TempDir &Temp, std::vector<std::string> &LldArgs,
+                      bool Pe) {
   auto Meta = encodePlanMetadata(Plan);
   if (!Meta)
     return Meta.takeError();
@@ -203,7 +286,9 @@ Error addMetadataRoom(const KpackOptions &Opts, const EmitPlan &Plan,
   if (Needed <= ready::KeySlotSize)
     return Error::success();
   std::string Room = Temp.newFile("kpack-metadata-room.o");
-  std::vector<uint8_t> Obj = makeMetadataRoomObject(Needed - ready::KeySlotSize);
+  std::vector<uint8_t> Obj =
+      Pe ? makeCoffMetadataRoomObject(Needed - ready::KeySlotSize)
+         : makeMetadataRoomObject(Needed - ready::KeySlotSize);
   std::error_code EC;
   raw_fd_ostream OS(Room, EC);
   if (EC)
@@ -225,7 +310,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   // Without kpack options this is exactly an lld link.
   if (!Kpack.emitsArchives()) {
     std::optional<sys::fs::UniqueID> Before = fileIdentity(Linker.Output);
-    int RC = runLld(Linker.Args);
+    int RC = runLld(Linker.Args, Linker.LldLink);
     if (RC == 0 && !Linker.Relocatable)
       if (Error E = checkNotKpackReady(Linker.Output, Before))
         return E;
@@ -235,7 +320,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   auto Temp = TempDir::create("ld.kpack");
   if (!Temp)
     return Temp.takeError();
-  if (isPeLink(Linker.Args))
+  if (Linker.LldLink || isPeLink(Linker.Args))
     return runPeKpackLink(Kpack, Linker, *Temp);
 
   // A relocatable link keeps the payload sections (SHF_EXCLUDE survives
@@ -260,7 +345,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
     return Prepared.takeError();
   std::vector<std::string> LldArgs = std::move(Prepared->LldArgs);
   if (Prepared->HasDeviceCode)
-    if (Error E = addMetadataRoom(Kpack, *Plan, *Temp, LldArgs))
+    if (Error E = addMetadataRoom(Kpack, *Plan, *Temp, LldArgs, /*Pe=*/false))
       return E;
   int RC = runLld(LldArgs);
   if (RC != 0)

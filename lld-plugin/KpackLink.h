@@ -14,7 +14,8 @@ namespace kpack {
 namespace link {
 
 /// Runs lld in process with Args (argv[0] excluded). Returns lld's exit code.
-int runLld(const std::vector<std::string> &Args);
+/// With LldLink, lld's COFF driver (lld-link's command line).
+int runLld(const std::vector<std::string> &Args, bool LldLink = false);
 
 /// The whole flow. Returns the process exit code (lld's, when it fails), or
 /// an error for problems of ld.kpack's own.

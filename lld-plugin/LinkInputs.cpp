@@ -3,6 +3,7 @@
 #include "LinkInputs.h"
 
 #include "kpack/ReadyEmitter.h"
+#include "kpack/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 #include "kpack/Quote.h"
 
@@ -19,6 +20,7 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Parallel.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -323,7 +325,9 @@ Expected<Bytes> FilePreparer::processObject(MemoryBufferRef Buf) {
     return nullptr;
   }
   SmallVector<char, 0> Out;
-  if (Error E = ready::rewriteFatObject(Buf, Out))
+  // A fat COFF object (PE links) is rewritten by the COFF rewriter.
+  if (Error E = (*Obj)->isCOFF() ? ready::rewriteFatCoffObject(Buf, Out)
+                                 : ready::rewriteFatObject(Buf, Out))
     return createFileError(Buf.getBufferIdentifier(), std::move(E));
   Bytes Rewritten = std::make_unique<SmallVectorMemoryBuffer>(
       std::move(Out), Buf.getBufferIdentifier(),
@@ -377,6 +381,7 @@ Expected<Bytes> FilePreparer::processBitcode(MemoryBufferRef Buf) {
 Expected<Bytes> FilePreparer::processMember(MemoryBufferRef Buf) {
   switch (identify_magic(Buf.getBuffer())) {
   case file_magic::elf_relocatable:
+  case file_magic::coff_object: // PE links (docs/windows.md)
     return processObject(Buf);
   case file_magic::bitcode:
     return processBitcode(Buf);
@@ -634,6 +639,23 @@ public:
           return P;
         continue;
       }
+      if (MinGW) {
+        // lld's MinGW driver: import libraries first unless static, then
+        // static libraries, then DLLs (not archives: never rewritten).
+        std::vector<std::string> Names;
+        if (!Static)
+          Names = {("lib" + Name + ".dll.a").str(), (Name + ".dll.a").str()};
+        Names.push_back(("lib" + Name + ".a").str());
+        Names.push_back((Name + ".lib").str());
+        if (!Static) {
+          Names.push_back(("lib" + Name + ".dll").str());
+          Names.push_back((Name + ".dll").str());
+        }
+        for (const std::string &F : Names)
+          if (auto P = Try(F))
+            return P;
+        continue;
+      }
       if (!Static)
         if (auto P = Try("lib" + Name + ".so"))
           return P;
@@ -642,6 +664,8 @@ public:
     }
     return std::nullopt;
   }
+  /// A PE link (-m i386pep...): lld's MinGW library lookup.
+  bool MinGW = false;
 
 private:
   std::vector<std::string> Dirs;
@@ -663,6 +687,60 @@ bool isOption(StringRef Arg, std::initializer_list<StringRef> Names) {
   return Arg.starts_with("-") && llvm::is_contained(Names, Name);
 }
 
+/// lld-link's view of its inputs (lld's COFF driver): options start with '/'
+/// or '-' (a '/' argument that names an existing file is an input); a file
+/// name without a directory is looked up in the current directory, then the
+/// /libpath: directories in order, then those of the LIB variable;
+/// /defaultlib:NAME is such a file (".lib" added without an extension).
+class LldLinkInputs {
+public:
+  explicit LldLinkInputs(const std::vector<std::string> &Args) {
+    Dirs.push_back("");
+    for (StringRef A : Args)
+      if (auto V = value(A, "libpath:"))
+        Dirs.push_back(V->str());
+    if (std::optional<std::string> Lib = sys::Process::GetEnv("LIB")) {
+      SmallVector<StringRef, 8> Parts;
+      StringRef(*Lib).split(Parts, ';', -1, /*KeepEmpty=*/false);
+      for (StringRef P : Parts)
+        Dirs.push_back(P.str());
+    }
+  }
+  /// The file Arg makes lld-link read, if any.
+  std::optional<std::string> fileOf(StringRef Arg) const {
+    if (auto V = value(Arg, "defaultlib:")) {
+      std::string Name = V->str();
+      if (!StringRef(Name).contains('.'))
+        Name += ".lib";
+      return find(Name);
+    }
+    if (Arg.starts_with("-") ||
+        (Arg.starts_with("/") && !sys::fs::exists(Arg)))
+      return std::nullopt;
+    return find(Arg);
+  }
+
+private:
+  static std::optional<StringRef> value(StringRef Arg, StringRef Opt) {
+    if ((Arg.starts_with("/") || Arg.starts_with("-")) &&
+        Arg.drop_front().starts_with_insensitive(Opt))
+      return Arg.drop_front(1 + Opt.size());
+    return std::nullopt;
+  }
+  std::optional<std::string> find(StringRef Name) const {
+    if (sys::path::filename(Name) != Name)
+      return Name.str();
+    for (const std::string &Dir : Dirs) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, Name);
+      if (sys::fs::exists(P))
+        return std::string(P);
+    }
+    return std::nullopt;
+  }
+  std::vector<std::string> Dirs;
+};
+
 } // namespace
 
 Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
@@ -680,6 +758,10 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
       Sysroot = V->str();
   }
   LibrarySearch Search;
+  for (size_t I = 0; I + 1 < Args.size(); ++I)
+    if (Args[I] == "-m" && (StringRef(Args[I + 1]).ends_with("pe") ||
+                            StringRef(Args[I + 1]).ends_with("pep")))
+      Search.MinGW = true;
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
     if (isOption(A, {"L", "library-path"}) && I + 1 < Args.size())
@@ -701,8 +783,16 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
     ArgFile[ArgIndex] = It->second;
   };
   bool Static = false;
+  std::optional<LldLinkInputs> LldLink;
+  if (Linker.LldLink)
+    LldLink.emplace(Args);
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
+    if (LldLink) {
+      if (std::optional<std::string> F = LldLink->fileOf(A))
+        noteFile(I, *F);
+      continue;
+    }
     if (isOption(A, {"Bstatic", "static", "dn", "non_shared"}))
       Static = true;
     else if (isOption(A, {"Bdynamic", "dy", "call_shared"}))
@@ -718,7 +808,8 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
       Lib = joinedValue(A, "-l", "library");
     if (Lib) {
       std::optional<std::string> Found = Search.find(*Lib, Static);
-      if (Found && StringRef(*Found).ends_with(".a"))
+      if (Found && (StringRef(*Found).ends_with(".a") ||
+                    StringRef(*Found).ends_with(".lib")))
         noteFile(LibArg, *Found);
       continue;
     }

@@ -83,6 +83,15 @@ matchKpackOption(const std::vector<std::string> &Argv, size_t &I,
 LinkerArgs LinkerArgs::withOutput(StringRef Path) const {
   LinkerArgs Copy = *this;
   Copy.Output = Path.str();
+  if (LldLink) {
+    if (OutputIndex) {
+      Copy.Args[*OutputIndex] = "-out:" + Path.str();
+    } else {
+      Copy.OutputIndex = Copy.Args.size();
+      Copy.Args.push_back("-out:" + Path.str());
+    }
+    return Copy;
+  }
   if (OutputIndex) {
     Copy.Args[*OutputIndex] = Path.str();
   } else {
@@ -207,6 +216,53 @@ parseCommandLine(const std::vector<std::string> &Argv) {
                                "--kpack-metadata-room need --kpack-output or "
                                "--kpack-dir");
   }
+  return Result;
+}
+
+Expected<ParsedCommandLine>
+parseLldLinkCommandLine(const std::vector<std::string> &Argv) {
+  // The kpack options, in the GNU spelling parseCommandLine checks.
+  std::vector<std::string> KpackArgs;
+  ParsedCommandLine Result;
+  LinkerArgs &L = Result.Linker;
+  L.LldLink = true;
+  for (size_t I = 0; I < Argv.size(); ++I) {
+    StringRef Arg = Argv[I];
+    if (Arg.starts_with("--kpack-") ||
+        (Arg.starts_with("-kpack-") && Arg.contains('='))) {
+      KpackArgs.push_back(Argv[I]);
+      // "--kpack-NAME VALUE": the value follows.
+      if (!Arg.contains('=') && I + 1 < Argv.size())
+        KpackArgs.push_back(Argv[++I]);
+      continue;
+    }
+    StringRef Name = Arg;
+    if (Name.consume_front("/kpack-") || Name.consume_front("-kpack-")) {
+      auto [Opt, Value] = Name.split(':');
+      if (!Name.contains(':'))
+        return createStringError("missing value for /kpack-%s (lld-link "
+                                 "style: /kpack-%s:VALUE)",
+                                 Opt.str().c_str(), Opt.str().c_str());
+      KpackArgs.push_back(("--kpack-" + Opt + "=" + Value).str());
+      continue;
+    }
+    StringRef Out = Arg;
+    if ((Out.starts_with("/") || Out.starts_with("-")) &&
+        Out.drop_front().starts_with_insensitive("out:")) {
+      L.Output = Out.drop_front(5).str();
+      L.OutputIndex = L.Args.size();
+      L.Args.push_back("-out:" + L.Output);
+      continue;
+    }
+    L.Args.push_back(Argv[I]);
+  }
+  auto Kpack = parseCommandLine(KpackArgs);
+  if (!Kpack)
+    return Kpack.takeError();
+  Result.Kpack = std::move(Kpack->Kpack);
+  if (Result.Kpack.emitsArchives() && !L.OutputIndex)
+    return createStringError("/kpack-output and /kpack-dir need the output "
+                             "named with /out:");
   return Result;
 }
 

@@ -57,6 +57,9 @@ struct LinkerArgs {
   /// "-o PATH"); unset if there is no -o.
   std::optional<size_t> OutputIndex;
   bool Relocatable = false; ///< -r / --relocatable
+  /// An MSVC-style link (ld.kpack run as `lld-link`): lld's COFF driver,
+  /// the output named by "-out:PATH".
+  bool LldLink = false;
 
   /// The same arguments writing to Path instead.
   LinkerArgs withOutput(llvm::StringRef Path) const;
@@ -70,6 +73,13 @@ struct ParsedCommandLine {
 /// Splits Argv (argv[0] excluded, response files already expanded).
 llvm::Expected<ParsedCommandLine>
 parseCommandLine(const std::vector<std::string> &Argv);
+
+/// The same for ld.kpack run as `lld-link` (MSVC style, docs/ld-kpack.md):
+/// the kpack options are "/kpack-NAME:VALUE" or "-kpack-NAME:VALUE" (or the
+/// GNU spellings), everything else goes to lld-link as it is; the output is
+/// the last "/out:" or "-out:" (any case), normalized to "-out:PATH".
+llvm::Expected<ParsedCommandLine>
+parseLldLinkCommandLine(const std::vector<std::string> &Argv);
 
 /// How an lld argument is laid out, so inputs can be found without lld's
 /// private option table.

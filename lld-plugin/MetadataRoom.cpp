@@ -4,7 +4,9 @@
 
 #include "kpack/KpackReady.h"
 
+#include "llvm/BinaryFormat/COFF.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
@@ -63,6 +65,52 @@ std::vector<uint8_t> makeMetadataRoomObject(uint64_t Size) {
   S[2].sh_size = Names.size();
   S[2].sh_addralign = 1;
   std::memcpy(Out.data() + HeadersOff, S, sizeof(S));
+  return Out;
+}
+
+std::vector<uint8_t> makeCoffMetadataRoomObject(uint64_t Size) {
+  namespace endian = llvm::support::endian;
+  Size = alignTo(Size, ready::RecordAlign);
+  // Layout: file header | 2 section headers | .kpackrf bytes | .drectve
+  // bytes | symbol table (1 symbol) | string table (its long name).
+  const std::string Directive =
+      std::string(" /include:") + CoffMetadataRoomSymbol;
+  constexpr uint64_t HeaderSize = 20, SectionHeaderSize = 40, SymbolSize = 18;
+  const uint64_t DataOff = HeaderSize + 2 * SectionHeaderSize;
+  const uint64_t DirectiveOff = DataOff + Size;
+  const uint64_t SymOff = DirectiveOff + Directive.size();
+  const uint64_t StrOff = SymOff + SymbolSize;
+  const uint32_t StrSize = 4 + sizeof(CoffMetadataRoomSymbol);
+  std::vector<uint8_t> Out(StrOff + StrSize, 0);
+  uint8_t *P = Out.data();
+  endian::write16le(P, COFF::IMAGE_FILE_MACHINE_AMD64);
+  endian::write16le(P + 2, 2);                        // NumberOfSections
+  endian::write32le(P + 8, static_cast<uint32_t>(SymOff));
+  endian::write32le(P + 12, 1);                       // NumberOfSymbols
+  auto Section = [&](unsigned I, StringRef Name, uint64_t Bytes,
+                     uint64_t RawOff, uint32_t Flags) {
+    uint8_t *S = P + HeaderSize + I * SectionHeaderSize;
+    std::memcpy(S, Name.data(), Name.size()); // at most 8 characters
+    endian::write32le(S + 16, static_cast<uint32_t>(Bytes)); // SizeOfRawData
+    endian::write32le(S + 20, static_cast<uint32_t>(RawOff));
+    endian::write32le(S + 36, Flags);
+  };
+  Section(0, ready::CoffKeySectionName, Size, DataOff,
+          COFF::IMAGE_SCN_CNT_INITIALIZED_DATA | COFF::IMAGE_SCN_MEM_READ |
+              COFF::IMAGE_SCN_ALIGN_8BYTES);
+  Section(1, ".drectve", Directive.size(), DirectiveOff,
+          COFF::IMAGE_SCN_LNK_INFO | COFF::IMAGE_SCN_LNK_REMOVE |
+              COFF::IMAGE_SCN_ALIGN_1BYTES);
+  std::memcpy(P + DirectiveOff, Directive.data(), Directive.size());
+  // The symbol: a long name (string table offset 4), value 0 in section 1,
+  // external.
+  uint8_t *Sym = P + SymOff;
+  endian::write32le(Sym + 4, 4);
+  endian::write16le(Sym + 12, 1);
+  Sym[16] = COFF::IMAGE_SYM_CLASS_EXTERNAL;
+  endian::write32le(P + StrOff, StrSize);
+  std::memcpy(P + StrOff + 4, CoffMetadataRoomSymbol,
+              sizeof(CoffMetadataRoomSymbol));
   return Out;
 }
 

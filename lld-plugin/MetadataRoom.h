@@ -21,6 +21,15 @@ namespace link {
 /// allocated `.rocm_kpack_ref` section of Size bytes (rounded up to 8).
 std::vector<uint8_t> makeMetadataRoomObject(uint64_t Size);
 
+/// The same for a PE link: a minimal x86-64 COFF object with a zero-filled
+/// `.kpackrf` section of Size bytes (rounded up to 8; read-only initialized
+/// data, align 8) defining the symbol CoffMetadataRoomSymbol, which its
+/// `.drectve` section names with `/include:` so that the section survives
+/// `/opt:ref` (lld-link's default) as SHF_GNU_RETAIN makes it survive
+/// `--gc-sections`.
+std::vector<uint8_t> makeCoffMetadataRoomObject(uint64_t Size);
+inline constexpr char CoffMetadataRoomSymbol[] = "__kpack_metadata_room";
+
 } // namespace link
 } // namespace kpack
 

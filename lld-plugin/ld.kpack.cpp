@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,16 +30,26 @@ static int fail(Error E) {
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
 
+  // Run as `lld-link` (the libexec/kpack alias clang's MSVC toolchain finds
+  // with -fuse-ld=lld -B<prefix>/libexec/kpack): an MSVC-style link through
+  // lld's COFF driver (docs/ld-kpack.md, "lld-link").
+  const bool LldLink =
+      sys::path::stem(Argv[0]).equals_insensitive("lld-link");
+
   // Expand @response files first so --kpack-* options inside them are seen
-  // and inputs listed in them can be substituted.
+  // and inputs listed in them can be substituted (lld-link's are tokenized
+  // as Windows command lines, as lld-link does).
   BumpPtrAllocator Alloc;
   SmallVector<const char *, 64> Expanded(Argv + 1, Argv + Argc);
-  cl::ExpansionContext Expansion(Alloc, cl::TokenizeGNUCommandLine);
+  cl::ExpansionContext Expansion(Alloc, LldLink
+                                            ? cl::TokenizeWindowsCommandLine
+                                            : cl::TokenizeGNUCommandLine);
   if (Error E = Expansion.expandResponseFiles(Expanded))
     return fail(std::move(E));
 
-  auto Parsed = kpack::link::parseCommandLine(
-      std::vector<std::string>(Expanded.begin(), Expanded.end()));
+  std::vector<std::string> Args(Expanded.begin(), Expanded.end());
+  auto Parsed = LldLink ? kpack::link::parseLldLinkCommandLine(Args)
+                        : kpack::link::parseCommandLine(Args);
   if (!Parsed)
     return fail(Parsed.takeError());
 

@@ -74,18 +74,20 @@ std::vector<std::string> envFlags(const char *Name) {
 }
 
 /// The directory this hipcc lives in.
-/// Does the command line compile or link for Windows (a --target/-target
-/// triple naming windows or mingw)?
-bool targetsWindows(ArrayRef<std::string> Args) {
-  auto IsWindows = [](StringRef T) {
-    return T.contains("windows") || T.contains("mingw") || T.contains("win32");
+/// Does the command line compile or link for an MSVC-style Windows triple
+/// (a --target/-target naming windows or win32, but not mingw, gnu or
+/// cygnus), whose links clang hands to a linker named `lld-link`?
+bool targetsMsvc(ArrayRef<std::string> Args) {
+  auto IsMsvc = [](StringRef T) {
+    return (T.contains("windows") || T.contains("win32")) &&
+           !T.contains("mingw") && !T.contains("gnu") && !T.contains("cygnus");
   };
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
-    if (A.consume_front("--target=") && IsWindows(A))
+    if (A.consume_front("--target=") && IsMsvc(A))
       return true;
     if ((A == "-target" || A == "--target") && I + 1 < Args.size() &&
-        IsWindows(Args[I + 1]))
+        IsMsvc(Args[I + 1]))
       return true;
   }
   return false;
@@ -218,10 +220,9 @@ int main(int Argc, char **Argv) {
     if (none_of(Args, [](StringRef A) { return A.starts_with("--rocm-path"); }))
       Cmd.push_back("--rocm-path=" + *Rocm);
 
-  // Windows targets: ld.kpack converts the fat image it links (the kpack
-  // plugin's kpack-ready objects are ELF-only), so the host code is compiled
-  // as usual (docs/hipcc.md).
-  if (EmitKpack && HasHipSource && !targetsWindows(Args)) {
+  // Every target, Windows too: the plugin writes kpack-ready ELF or COFF
+  // objects (docs/kpack-ready.md).
+  if (EmitKpack && HasHipSource) {
     std::optional<std::string> Plugin =
         firstExisting({join(Self, "..", "lib/KpackPlugin.so"),
                        join(Self, "..", KPACK_INSTALL_LIBDIR "/KpackPlugin.so")});
@@ -250,6 +251,10 @@ int main(int Argc, char **Argv) {
                     "/../libexec/kpack");
       Cmd.push_back("-fuse-ld=lld");
       Cmd.push_back("--ld-path=" + *Linker);
+      // clang's MSVC toolchain ignores --ld-path and looks up `lld-link` in
+      // the -B directories first: ld.kpack's alias there.
+      if (targetsMsvc(Args))
+        Cmd.push_back("-B" + sys::path::parent_path(*Linker).str());
       if (EmitFile)
         Cmd.push_back("-Wl,--kpack-output=" + *EmitFile);
       else if (EmitDir)

@@ -607,3 +607,14 @@ uint32_t kpack::computePeChecksum(ArrayRef<uint8_t> File,
   Sum = (Sum & 0xffff) + (Sum >> 16);
   return static_cast<uint32_t>(Sum + N);
 }
+
+Error kpack::refreshPeChecksum(MutableArrayRef<uint8_t> Image) {
+  auto I = pe::readImage(Image);
+  if (!I)
+    return I.takeError();
+  if (I->Opt.CheckSum == 0)
+    return Error::success();
+  const uint64_t At = I->OptOffset + pe::CheckSumOffset;
+  endian::write32le(Image.data() + At, computePeChecksum(Image, At));
+  return Error::success();
+}

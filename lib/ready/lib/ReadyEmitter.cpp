@@ -9,6 +9,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace llvm;
@@ -65,7 +66,9 @@ static Error convertFatbinGlobal(Module &M, GlobalVariable &Fatbin) {
                                     Fatbin.getThreadLocalMode(),
                                     Fatbin.getAddressSpace());
   KeyRec->copyAttributesFrom(&Fatbin);
-  KeyRec->setSection(KeySectionName);
+  KeyRec->setSection(M.getTargetTriple().isOSBinFormatCOFF()
+                         ? CoffKeySectionName
+                         : KeySectionName);
   KeyRec->setAlignment(Align(RecordAlign));
   KeyRec->takeName(&Fatbin);
   // The wrapper's `binary` field, llvm.used entries and any symbol reference

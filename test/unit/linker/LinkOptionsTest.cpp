@@ -120,3 +120,52 @@ TEST(LinkOptions, ClassifiesInputsAndValues) {
 }
 
 } // namespace
+
+namespace {
+
+// ld.kpack run as lld-link (MSVC style): kpack options in lld-link's
+// spelling (and the GNU one), the rest verbatim, the output normalized to
+// "-out:PATH".
+TEST(LldLinkOptions, KpackOptionsAndOutput) {
+  auto P = parseLldLinkCommandLine(
+      {"/nologo", "/OUT:app.exe", "a.obj", "/kpack-output:app.kpack",
+       "-kpack-name:lib", "--kpack-search-path=p1", "/release"});
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_TRUE(P->Linker.LldLink);
+  EXPECT_EQ(P->Kpack.OutputArchive, "app.kpack");
+  EXPECT_EQ(P->Kpack.KernelName, "lib");
+  EXPECT_EQ(P->Kpack.SearchPaths, (std::vector<std::string>{"p1"}));
+  EXPECT_EQ(P->Linker.Output, "app.exe");
+  EXPECT_EQ(P->Linker.Args,
+            (std::vector<std::string>{"/nologo", "-out:app.exe", "a.obj",
+                                      "/release"}));
+  LinkerArgs T = P->Linker.withOutput("/tmp/x/app.exe");
+  EXPECT_EQ(T.Args[1], "-out:/tmp/x/app.exe");
+  EXPECT_EQ(T.Output, "/tmp/x/app.exe");
+}
+
+TEST(LldLinkOptions, WithoutKpackOptionsEverythingPasses) {
+  auto P = parseLldLinkCommandLine({"/dll", "a.obj", "/out:x.dll"});
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_FALSE(P->Kpack.emitsArchives());
+  EXPECT_EQ(P->Linker.Args,
+            (std::vector<std::string>{"/dll", "a.obj", "-out:x.dll"}));
+}
+
+TEST(LldLinkOptions, Errors) {
+  auto Err = [](const std::vector<std::string> &Args) {
+    auto P = parseLldLinkCommandLine(Args);
+    return P ? std::string() : llvm::toString(P.takeError());
+  };
+  EXPECT_NE(Err({"a.obj", "/kpack-output:x.kpack"}).find("/out:"),
+            std::string::npos);
+  EXPECT_NE(Err({"/out:a.exe", "/kpack-bogus:1"}).find("unknown option"),
+            std::string::npos);
+  EXPECT_NE(Err({"/out:a.exe", "/kpack-output"}).find("missing value"),
+            std::string::npos);
+  EXPECT_NE(Err({"/out:a.exe", "/kpack-output:a", "/kpack-dir:d"})
+                .find("mutually exclusive"),
+            std::string::npos);
+}
+
+} // namespace

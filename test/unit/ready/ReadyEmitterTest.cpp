@@ -99,6 +99,30 @@ define ptr @get() { ret ptr @wrapper }
     EXPECT_NE(GV.getSection(), FatbinSectionName) << GV.getName().str();
 }
 
+// COFF triples: the key record goes to .kpackrf (docs/kpack-ready.md, "COFF
+// objects"); the payload keeps its section and !exclude.
+TEST(ReadyEmitter, CoffTriplesUseKpackrf) {
+  for (StringRef Triple : {"x86_64-w64-windows-gnu", "x86_64-pc-windows-msvc"}) {
+    LLVMContext Ctx;
+    auto M = parse(Ctx, (Twine("target triple = \"") + Triple + R"("
+@__hip_fatbin = internal constant [6 x i8] c"BUNDLE", section ".hip_fatbin", align 4096
+@wrapper = internal constant { i32, i32, ptr, ptr } { i32 1212764230, i32 1, ptr @__hip_fatbin, ptr null }, section ".hipFatBinSegment", align 8
+@llvm.used = appending global [1 x ptr] [ptr @wrapper], section "llvm.metadata"
+)").str());
+    ASSERT_TRUE(M);
+    auto N = makeModuleKpackReady(*M);
+    ASSERT_TRUE(static_cast<bool>(N)) << toString(N.takeError());
+    EXPECT_EQ(*N, 1u);
+    GlobalVariable *Key = M->getGlobalVariable("__hip_fatbin", true);
+    ASSERT_NE(Key, nullptr);
+    EXPECT_EQ(Key->getSection(), CoffKeySectionName) << Triple.str();
+    GlobalVariable *Payload = M->getGlobalVariable("__kpack_payload", true);
+    ASSERT_NE(Payload, nullptr);
+    EXPECT_EQ(Payload->getSection(), PayloadSectionName);
+    EXPECT_TRUE(Payload->hasMetadata(LLVMContext::MD_exclude));
+  }
+}
+
 TEST(ReadyEmitter, RejectsNonByteInitializer) {
   LLVMContext Ctx;
   auto M = parse(Ctx, R"(

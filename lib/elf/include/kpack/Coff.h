@@ -70,6 +70,11 @@ llvm::Error verifyConvertedCoffBinary(llvm::MemoryBufferRef Original,
 uint32_t computePeChecksum(llvm::ArrayRef<uint8_t> File,
                            uint64_t ChecksumOffset);
 
+/// After bytes of a PE image were patched in place (ld.kpack's finalize of
+/// an image linked from kpack-ready objects): a non-zero CheckSum field is
+/// recomputed, a zero one stays zero (what linkers write unless asked).
+llvm::Error refreshPeChecksum(llvm::MutableArrayRef<uint8_t> Image);
+
 } // namespace kpack
 
 #endif

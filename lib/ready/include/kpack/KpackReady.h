@@ -40,6 +40,17 @@ inline constexpr llvm::StringLiteral WrapperSectionName = ".hipFatBinSegment";
 inline constexpr llvm::StringLiteral PayloadSectionName = ".rocm_kpack_payload";
 inline constexpr llvm::StringLiteral KeySectionName = ".rocm_kpack_ref";
 
+/// COFF objects (Windows targets, FORMAT.md §3.4): the key records go in a
+/// section already named like the image's metadata section, so that the
+/// linked image's `.kpackrf` *is* the concatenated key records (lld keeps
+/// 8-character names as they are; a long name would be cut to `.rocm_kp`).
+/// Read-only initialized data, align 8. The payload section keeps its long
+/// name; on COFF it is IMAGE_SCN_LNK_REMOVE (what LLVM emits for a global
+/// with `!exclude` metadata), the counterpart of SHF_EXCLUDE: every link
+/// drops it. The wrappers' section is `.hipFatBinSegment` in objects and
+/// `.hipFatB` in images.
+inline constexpr llvm::StringLiteral CoffKeySectionName = ".kpackrf";
+
 /// Every record's size is a multiple of 8, so a relocatable link that
 /// concatenates these sections keeps the records back to back. The key
 /// section is 8-byte aligned; the payload section is 8-byte aligned when the
