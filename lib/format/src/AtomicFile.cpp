@@ -33,6 +33,31 @@ constexpr size_t BufferCapacity = size_t(1) << 20;
 /// directory from then on.
 std::atomic<bool> Interrupted{false};
 
+/// The signals whose handler removes what this process has made.
+constexpr int HandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/// Holds the handled signals back from the calling thread while it makes a
+/// file or directory and records it for removal: a handler run on this
+/// thread between the two would not know it and leave it behind. The
+/// process's signal goes to another thread meanwhile (whose handler waits
+/// for this one), or comes here once both steps are done.
+class SignalsHeld {
+public:
+  SignalsHeld() {
+    sigset_t Block;
+    sigemptyset(&Block);
+    for (int Sig : HandledSignals)
+      sigaddset(&Block, Sig);
+    ::pthread_sigmask(SIG_BLOCK, &Block, &Old);
+  }
+  ~SignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &Old, nullptr); }
+  SignalsHeld(const SignalsHeld &) = delete;
+  SignalsHeld &operator=(const SignalsHeld &) = delete;
+
+private:
+  sigset_t Old;
+};
+
 std::string sysError(const std::string &What, const std::string &Path,
                      int Err = errno) {
   return What + " '" + Path + "': " + std::strerror(Err);
@@ -133,11 +158,18 @@ Status AtomicFile::open(const std::string &P, const AtomicFileOptions &O) {
     llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, TmpDir);
     Model = std::string(TmpDir) + "/kpack-output.tmp.%%%%%%";
   }
+  SignalsHeld Held; // between creating the file and registering it
   llvm::Expected<llvm::sys::fs::TempFile> T =
       llvm::sys::fs::TempFile::create(Model);
   if (!T) {
     std::string Message = llvm::toString(T.takeError());
     return Status::error("cannot create output file '" + P + "': " + Message);
+  }
+  if (Interrupted.load()) {
+    // A handler on another thread may have removed the registered files
+    // already.
+    llvm::consumeError(T->discard());
+    return Status::error("interrupted");
   }
   Temp.emplace(std::move(*T));
   Fd = Temp->FD;
@@ -344,7 +376,6 @@ struct SignalSlot {
 };
 constexpr int SlotCount = 256;
 SignalSlot Slots[SlotCount];
-constexpr int HandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 /// Removes the tree Name in directory ParentFd with system calls only
 /// (async-signal-safe).
@@ -664,6 +695,7 @@ Status OutputDirectories::create(const std::string &Dir) {
     D.resize(Slash);
   }
   for (auto It = Missing.rbegin(); It != Missing.rend(); ++It) {
+    SignalsHeld Held; // between making the directory and recording it
     if (::mkdir(It->c_str(), 0777) != 0) {
       if (errno == EEXIST)
         continue;
@@ -684,6 +716,7 @@ Status OutputDirectories::createTree(const std::string &Parent,
   if (Interrupted.load())
     return Status::error("interrupted");
   std::string Template = Parent + "/" + Stem + "XXXXXX";
+  SignalsHeld Held; // between making the directory and recording it
   if (!::mkdtemp(Template.data()))
     return Status::error(sysError("cannot create a directory in", Parent));
   record(Template, /*Tree=*/true);
