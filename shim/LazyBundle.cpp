@@ -3,6 +3,7 @@
 #include "LazyBundle.h"
 #include "Report.h"
 
+#include "kpack/Platform.h"
 #include "kpack/SearchPaths.h"
 
 #include <fcntl.h>
@@ -165,7 +166,7 @@ void atforkChild() {
 State &state() {
   static State *S = [] {
     auto *S = new State;
-    pthread_atfork(atforkPrepare, atforkParent, atforkChild);
+    platform::registerForkHandlers(atforkPrepare, atforkParent, atforkChild);
     return S;
   }();
   return *S;
