@@ -50,20 +50,6 @@ int runLld(const std::vector<std::string> &Args, bool LldLink) {
   return R.retCode;
 }
 
-static bool isPeLink(const std::vector<std::string> &Args) {
-  // lld's own rule: the -m emulation names a PE target (i386pe, i386pep,
-  // thumb2pe, arm64pe, ...).
-  auto IsPe = [](StringRef M) { return M.ends_with("pe") || M.ends_with("pep"); };
-  for (size_t I = 0; I < Args.size(); ++I) {
-    StringRef A = Args[I];
-    if (A == "-m" && I + 1 < Args.size())
-      return IsPe(Args[I + 1]);
-    if (A.starts_with("-m") && A.size() > 2 && !A.starts_with("-m=") &&
-        IsPe(A.drop_front(2)))
-      return true;
-  }
-  return false;
-}
 
 namespace {
 
@@ -320,7 +306,7 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   auto Temp = TempDir::create("ld.kpack");
   if (!Temp)
     return Temp.takeError();
-  if (Linker.LldLink || isPeLink(Linker.Args))
+  if (Linker.LldLink || Linker.isMinGW())
     return runPeKpackLink(Kpack, Linker, *Temp);
 
   // A relocatable link keeps the payload sections (SHF_EXCLUDE survives

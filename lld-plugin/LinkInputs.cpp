@@ -758,10 +758,7 @@ Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
       Sysroot = V->str();
   }
   LibrarySearch Search;
-  for (size_t I = 0; I + 1 < Args.size(); ++I)
-    if (Args[I] == "-m" && (StringRef(Args[I + 1]).ends_with("pe") ||
-                            StringRef(Args[I + 1]).ends_with("pep")))
-      Search.MinGW = true;
+  Search.MinGW = Linker.isMinGW();
   for (size_t I = 0; I < Args.size(); ++I) {
     StringRef A = Args[I];
     if (isOption(A, {"L", "library-path"}) && I + 1 < Args.size())

@@ -80,6 +80,19 @@ matchKpackOption(const std::vector<std::string> &Argv, size_t &I,
 
 } // namespace
 
+bool LinkerArgs::isMinGW() const {
+  auto IsPe = [](StringRef M) { return M.ends_with("pe") || M.ends_with("pep"); };
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (A == "-m" && I + 1 < Args.size())
+      return IsPe(Args[I + 1]);
+    if (A.starts_with("-m") && A.size() > 2 && !A.starts_with("-m=") &&
+        IsPe(A.drop_front(2)))
+      return true;
+  }
+  return false;
+}
+
 LinkerArgs LinkerArgs::withOutput(StringRef Path) const {
   LinkerArgs Copy = *this;
   Copy.Output = Path.str();

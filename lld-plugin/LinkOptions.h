@@ -63,6 +63,10 @@ struct LinkerArgs {
 
   /// The same arguments writing to Path instead.
   LinkerArgs withOutput(llvm::StringRef Path) const;
+  /// A GNU-style link for a PE target (lld's rule: the -m emulation is
+  /// i386pe, i386pep, thumb2pe, arm64pe, ...), which lld runs with its MinGW
+  /// driver.
+  bool isMinGW() const;
 };
 
 struct ParsedCommandLine {
