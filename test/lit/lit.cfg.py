@@ -67,6 +67,31 @@ if sanitized_build:
                              % (lib, sanitized_build))
     config.test_exec_root = os.path.join(sanitized_build, "test", "lit")
 
+# `--param kpack_plain_libs=<dir>` (scripts/test.sh), in a -DKPACK_SANITIZE
+# build with the tools: the tools (kpack, ld.kpack, hipcc, kpack-ready,
+# kpack-offload-wrapper) run instrumented, from this build, while the
+# libraries the test programs load (the stand-in, the shim, librocm_kpack,
+# KpackPlugin.so) come from that plain build, so the programs need no
+# sanitizer runtime and every test runs, the e2e, wheel and CMake ones
+# included. The libraries themselves run instrumented in the unit tests and
+# in test/lit/shim with kpack_sanitized_build (docs/testing.md).
+plain_libs = lit_config.params.get("kpack_plain_libs", "")
+config.sanitized_tools = ""
+if plain_libs:
+    if sanitized_build:
+        lit_config.fatal("kpack_plain_libs and kpack_sanitized_build exclude each other")
+    if not config.sanitize:
+        lit_config.fatal("kpack_plain_libs: %s is not a -DKPACK_SANITIZE build" % config.kpack_obj_root)
+    plain_libs = os.path.abspath(plain_libs)
+    config.kpack_lib_dir = os.path.join(plain_libs, "lib")
+    for lib in ["librocm_kpack.so", "librocm_kpack_hip.so", "libhip_standin.so",
+                "KpackPlugin.so", "hip-standin-as-amdhip64/libamdhip64.so.5"]:
+        if not os.path.exists(os.path.join(config.kpack_lib_dir, lib)):
+            lit_config.fatal("build output %s not found in the plain build %s"
+                             % (lib, plain_libs))
+    config.sanitized_tools = config.sanitize
+    config.sanitize = ""
+
 # PATH: the build's tools, LLVM 22's, a directory of links to the other
 # programs CMake found, then only the base system's /usr/bin and /bin
 # (coreutils, bash, sed, awk, grep); never the host's PATH.
@@ -130,8 +155,16 @@ config.substitutions.append(("%standin", os.path.join(config.kpack_lib_dir, "lib
 config.substitutions.append(("%python", config.kpack_programs["python3"][0]))
 # For the tests of the guard above (test/lit/guard).
 config.substitutions.append(("%kpack_obj", config.kpack_obj_root))
+# The build whose librocm_kpack the CMake consumers install (--component
+# rocm_kpack): the plain build with kpack_plain_libs.
+config.substitutions.append(("%kpack_lib_obj", plain_libs or config.kpack_obj_root))
 config.substitutions.append(("%lit", config.kpack_programs["lit"][0]))
 
+if config.sanitized_tools:
+    # The tools' reports fail the test (their exit status), leaks included.
+    config.available_features.add("sanitized-tools")
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 if config.sanitize:
     config.available_features.add("sanitizer")
     if "thread" in config.sanitize.split(","):
