@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Parallel.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -144,6 +145,9 @@ static Error splitArtifacts() {
     Opts.ArtifactDir = A.Dir;
     Opts.Component = A.Component;
     Expected<SplitSummary> Summary = splitArtifact(Opts);
+    if (Summary)
+      for (const std::string &W : Summary->Warnings)
+        WithColor::warning(errs(), "kpack split") << W << "\n";
     if (!Summary) {
       std::string Msg = toString(Summary.takeError());
       if (!Batch)

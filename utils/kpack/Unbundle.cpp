@@ -9,7 +9,10 @@
 // file holding offload bundles (uncompressed or CCOB). Every device entry is written to
 // DIR/<bundle entry ID>.hsaco (".elf" for an ID not starting with "hip");
 // when an ID occurs twice among the entries written, every name gets the
-// entry's position: <ID>_<i>.hsaco. DIR defaults to the input's path with
+// entry's position: <ID>_<i>.hsaco. Only entry IDs
+// "<kind>-amdgcn-amd-amdhsa--<target ID>" name files (UnbundleInput.h): any
+// other ID of an entry to write is an error before anything is written, so
+// no name leaves DIR. DIR defaults to the input's path with
 // its last extension replaced by ".unbundled". --gfx-arch keeps the entries
 // whose processor (the ID's target without features) is ARCH; none is an
 // error. Exit status: 0, 1 on a failed input (the inputs after it are not
@@ -19,12 +22,11 @@
 
 #include "Commands.h"
 
+#include "UnbundleInput.h"
+
 #include "kpack/AtomicFile.h"
-#include "kpack/BundleCodec.h"
-#include "kpack/HostBinary.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -51,86 +53,25 @@ static cl::opt<std::string> UnbundleArch(
              "target features do not matter"),
     cl::value_desc("arch"), cl::sub(UnbundleCmd));
 
-namespace {
-struct CodeObject {
-  std::string Id;
-  std::vector<uint8_t> Bytes;
-};
-} // namespace
-
-static Error fail(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
-
-/// The device entries of every bundle of File, in order.
-static Error readCodeObjects(StringRef File, std::vector<CodeObject> &Out) {
+static Error unbundle(StringRef File, StringRef Dir) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> BufOr =
       MemoryBuffer::getFile(File, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);
   if (!BufOr)
-    return fail("'" + File + "': " + BufOr.getError().message());
-  MemoryBufferRef Image = (*BufOr)->getMemBufferRef();
-  StringRef Bytes = Image.getBuffer();
-  std::vector<kpack::Bundle> Bundles;
-  if (Bytes.starts_with("\x7f" "ELF") ||
-      kpack::hostImageFormat(Bytes) != kpack::HostImageFormat::None) {
-    Expected<kpack::HostBinary> H = kpack::analyzeHostBinary(Image);
-    if (!H)
-      return fail("'" + File + "': " + toString(H.takeError()));
-    if (!H->Fatbin)
-      return fail("'" + File + "': no " + H->fatbinSectionName() +
-                  " section");
-    for (const kpack::BundleInfo &B : H->Bundles) {
-      Bundles.emplace_back();
-      if (Error E = kpack::decodeBundleAt(Image, B, Bundles.back()))
-        return fail("'" + File + "': " + toString(std::move(E)));
-    }
-  } else {
-    const auto *Data = reinterpret_cast<const uint8_t *>(Bytes.data());
-    if (!kpack::isBundle(Data, Bytes.size()))
-      return fail("'" + File + "': not a fat binary or an offload bundle");
-    if (kpack::Status S =
-            kpack::decodeBundleSection(Data, Bytes.size(), Bundles, /*Align=*/1))
-      return fail("'" + File + "': " + S.message());
-  }
-  for (const kpack::Bundle &B : Bundles)
-    for (const kpack::BundleEntry *E : B.deviceEntries())
-      Out.push_back({E->Id, std::vector<uint8_t>(B.payload(*E),
-                                                 B.payload(*E) + E->Size)});
-  return Error::success();
-}
-
-static Error unbundle(StringRef File, StringRef Dir) {
-  std::vector<CodeObject> Objects;
-  if (Error E = readCodeObjects(File, Objects))
-    return E;
-  if (!UnbundleArch.empty()) {
-    llvm::erase_if(Objects, [](const CodeObject &O) {
-      size_t Sep = StringRef(O.Id).rfind("--");
-      return Sep == StringRef::npos ||
-             StringRef(O.Id).substr(Sep + 2).split(':').first != UnbundleArch;
-    });
-    if (Objects.empty())
-      return fail("no code objects for architecture '" + UnbundleArch +
-                  "' in '" + File + "'");
-  }
-  StringSet<> Seen;
-  bool Indexed = false;
-  for (const CodeObject &O : Objects)
-    Indexed |= !Seen.insert(O.Id).second;
-  std::vector<std::string> Names;
-  for (size_t I = 0; I < Objects.size(); ++I) {
-    StringRef Ext = StringRef(Objects[I].Id).starts_with("hip") ? ".hsaco" : ".elf";
-    Names.push_back(Objects[I].Id + (Indexed ? "_" + std::to_string(I) : "") +
-                    Ext.str());
-  }
+    return kpack::makeError("'" + File + "': " + BufOr.getError().message());
+  Expected<std::vector<kpack::UnbundledObject>> Objects =
+      kpack::unbundleImage((*BufOr)->getMemBufferRef(), UnbundleArch);
+  if (!Objects)
+    return Objects.takeError();
   if (std::error_code EC = sys::fs::create_directories(Dir))
-    return fail("'" + Dir + "': " + EC.message());
-  for (size_t I = 0; I < Objects.size(); ++I) {
-    std::string Path = (Dir + "/" + Names[I]).str();
-    if (Error E = toError(kpack::writeFileAtomically(
-            Path, Objects[I].Bytes.data(), Objects[I].Bytes.size())))
+    return kpack::makeError("'" + Dir + "': " + EC.message());
+  std::vector<std::string> Names;
+  for (const kpack::UnbundledObject &O : *Objects) {
+    std::string Path = (Dir + "/" + O.Name).str();
+    if (Error E = toError(
+            kpack::writeFileAtomically(Path, O.Bytes.data(), O.Bytes.size())))
       return E;
+    Names.push_back(O.Name);
   }
   outs() << "Unbundled " << Dir << ": " << join(Names, ", ") << "\n";
   return Error::success();

@@ -10,6 +10,7 @@
 
 #include "kpack/AtomicFile.h"
 #include "kpack/LLVMError.h"
+#include "kpack/Quote.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -118,6 +119,14 @@ kpack::readArtifactManifest(StringRef ArtifactDir, MissingPrefix Missing) {
     StringRef Prefix = Line.trim();
     if (Prefix.empty())
       continue;
+    // A control byte would not survive the C calls below (a NUL ends the
+    // path lstat sees, so "lib\0" checks "lib" while the walkers recurse
+    // through "lib\0/lib\0/..."), and no real prefix has one.
+    if (any_of(Prefix, [](char C) {
+          return static_cast<unsigned char>(C) < 0x20 || C == 0x7f;
+        }))
+      return makeError("'" + Path + "': prefix " + quoteInput(Prefix) +
+                       " is not a plain relative path (no control bytes)");
     if (Prefix.starts_with("/"))
       return makeError("'" + Path + "': prefix '" + Prefix + "' is absolute");
     SmallVector<StringRef, 8> Parts;

@@ -128,8 +128,19 @@ struct InputFile {
   /// Emitted: the keys of all its code objects in those archives.
   std::set<std::string> EmittedKeys;
   std::string Note;                   ///< verbose: what analysis decided
+  std::string Warning;                ///< printed whatever the verbosity
   std::string Error;                  ///< analysis failure (names the file)
 };
+
+/// The key of a file in Splitter::RegularFiles: absolute, without "." and
+/// ".." components (textually: the walk never follows a symlink, and an
+/// emitted binary's archives are found by the same text).
+std::string pathKey(StringRef Path) {
+  SmallString<256> Abs(Path);
+  sys::fs::make_absolute(Abs);
+  sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  return Abs.str().str();
+}
 
 class Splitter {
 public:
@@ -142,6 +153,9 @@ private:
   std::vector<std::string> Prefixes;         ///< sorted
   std::vector<std::vector<std::string>> PrefixDirs;
   std::vector<InputFile> Files; ///< sorted by (prefix, relpath)
+  /// The regular files of the prefixes (pathKey -> index into Files): an
+  /// emitted binary's archives are adopted only if each is one of them.
+  std::map<std::string, size_t> RegularFiles;
   std::string GenericName, GenericDir;
   /// The generic artifact's copier: also makes the directories of the
   /// binaries phase 2 rewrites (from several threads), so that they get
@@ -245,6 +259,9 @@ Error Splitter::listInputs() {
     }
     F.R = Role::Unclassified;
   }
+  for (size_t I = 0; I < Files.size(); ++I)
+    if (Files[I].Entry.K == TreeEntry::File)
+      RegularFiles[pathKey(Files[I].Source)] = I;
   return Error::success();
 }
 
@@ -359,6 +376,19 @@ Error Splitter::analyseEmitted(InputFile &F) const {
     F.Note = "kpack'd binary without archives here: copied";
     return Error::success();
   }
+  // Only archives that are regular files of the artifact's prefixes are
+  // adopted: a search path that is absolute, climbs out with "../" or goes
+  // through a symlink would merge whatever the build machine has there.
+  // Such a binary is copied as it is, its archives untouched.
+  for (const std::string &A : Emitted->archives())
+    if (!RegularFiles.count(pathKey(A))) {
+      F.R = Role::Copy;
+      F.Warning = "'" + F.Source + "': a kpack search path reaches '" + A +
+                  "', which is not a file of the artifact: the binary is "
+                  "copied unchanged and none of its archives is adopted";
+      F.Note = "kpack'd binary with archives outside the artifact: copied";
+      return Error::success();
+    }
   Expected<std::vector<CodeObjectRef>> All = Emitted->codeObjects();
   if (!All)
     return All.takeError();
@@ -420,25 +450,15 @@ void Splitter::analyse(InputFile &F) const {
 Error Splitter::markConsumedArchives() {
   // Each archive an emitted binary reached is merged into the component's
   // archives and left out of the generic artifact. All of its code objects
-  // must belong to binaries of this artifact, or they would be lost.
-  std::map<std::string, size_t> ByPath; // absolute input path -> file
-  for (size_t I = 0; I < Files.size(); ++I) {
-    SmallString<256> Abs(Files[I].Source);
-    sys::fs::make_absolute(Abs);
-    sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
-    ByPath[Abs.str().str()] = I;
-  }
+  // must belong to binaries of this artifact, or they would be lost. Every
+  // such archive is a regular file of the artifact (analyseEmitted).
   std::map<std::string, std::set<std::string>> ClaimedKeys;
   for (const InputFile &F : Files) {
     if (F.R != Role::Emitted)
       continue;
-    for (const std::string &A : F.Archives) {
-      SmallString<256> Abs(A);
-      sys::fs::make_absolute(Abs);
-      sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
-      ClaimedKeys[Abs.str().str()].insert(F.EmittedKeys.begin(),
-                                          F.EmittedKeys.end());
-    }
+    for (const std::string &A : F.Archives)
+      ClaimedKeys[pathKey(A)].insert(F.EmittedKeys.begin(),
+                                     F.EmittedKeys.end());
   }
   for (const auto &[Archive, Keys] : ClaimedKeys) {
     std::unique_ptr<ArchiveReader> Reader;
@@ -450,8 +470,8 @@ Error Splitter::markConsumedArchives() {
                          E.Arch +
                          ", which no compiler-emitted binary of the artifact "
                          "names; splitting would lose it");
-    auto It = ByPath.find(Archive);
-    if (It != ByPath.end() && Files[It->second].R == Role::Copy)
+    auto It = RegularFiles.find(Archive);
+    if (It != RegularFiles.end() && Files[It->second].R == Role::Copy)
       Files[It->second].R = Role::ConsumedArchive;
   }
   return Error::success();
@@ -511,6 +531,8 @@ Expected<SplitSummary> Splitter::run() {
       return makeError(F.Error); // the first in (prefix, path) order
     if (!F.Note.empty())
       log(Prefixes[F.Prefix] + "/" + F.Entry.RelPath + ": " + F.Note);
+    if (!F.Warning.empty())
+      Summary.Warnings.push_back(F.Warning);
   }
   if (Error E = markConsumedArchives())
     return E;

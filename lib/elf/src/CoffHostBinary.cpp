@@ -187,7 +187,11 @@ Error pe::checkLayout(const Image &I) {
   if (O.SizeOfHeaders > I.File.size() || O.SizeOfHeaders < I.sectionTableEnd())
     return makeError("SizeOfHeaders " + hex(O.SizeOfHeaders) +
                      " does not cover the section table or exceeds the file");
-  uint64_t PrevEnd = 0;
+  // The loader maps the headers, then every section right after the one
+  // before it: each section starts where the previous one's extent ends,
+  // rounded up to SectionAlignment (the first where the headers end). A gap
+  // or an overlap is a malformed image.
+  uint64_t PrevEnd = alignTo(O.SizeOfHeaders, SA);
   std::vector<std::pair<uint64_t, uint64_t>> Raw; // [begin, end)
   for (size_t S = 0; S < I.Sections.size(); ++S) {
     const coff_section &Sec = I.Sections[S];
@@ -197,10 +201,11 @@ Error pe::checkLayout(const Image &I) {
     if (VA % SA != 0)
       return makeError(What + " address " + hex(VA) +
                        " is not a multiple of the section alignment");
-    if (VA < std::max<uint64_t>(PrevEnd, alignTo(O.SizeOfHeaders, SA)))
-      return makeError(What + " at " + hex(VA) +
-                       " overlaps the headers or the previous section, or "
-                       "is out of address order");
+    if (VA != PrevEnd)
+      return makeError(What + " at " + hex(VA) + " does not follow " +
+                       (S ? "the previous section" : "the headers") +
+                       " (expected " + hex(PrevEnd) +
+                       "): sections must be contiguous in memory");
     PrevEnd = alignTo(VA + Image::extent(Sec), SA);
     if (Sec.SizeOfRawData == 0)
       continue;

@@ -3,9 +3,11 @@
 // The PE rewrite of the converter (docs/windows.md). PE sections carry their
 // own addresses, so no address changes and nothing needs to join another
 // mapping as on ELF:
-//   * .hip_fat keeps its header (name, RVA, VirtualSize, flags) and loses
-//     its file bytes (SizeOfRawData = PointerToRawData = 0): the loader
-//     zero-fills it, and no pointer into it is left;
+//   * .hip_fat keeps its header (name, RVA, extent, flags) and loses its
+//     file bytes (SizeOfRawData = PointerToRawData = 0): the loader
+//     zero-fills it, and no pointer into it is left. A VirtualSize of 0
+//     (the loader then takes SizeOfRawData) becomes the raw size, so the
+//     extent and the next section's contiguity stay;
 //   * a new last section .kpackrf (initialized, read-only data) holds the
 //     metadata at the next aligned RVA; SizeOfImage grows by its pages;
 //   * the wrappers become HIPK and point at .kpackrf (their DIR64 base
@@ -249,6 +251,11 @@ Expected<std::vector<uint8_t>> CoffRewriter::run() {
   for (size_t S = 0; S < Secs.size(); ++S) {
     coff_section &Sec = Secs[S];
     if (S == Fat) {
+      // Its extent stays: a VirtualSize of 0 means SizeOfRawData to the
+      // loader, which is about to become 0 (the next section would then
+      // follow a gap the loader rejects).
+      if (Sec.VirtualSize == 0)
+        Sec.VirtualSize = Sec.SizeOfRawData;
       Sec.PointerToRawData = 0;
       Sec.SizeOfRawData = 0;
       continue;
@@ -447,9 +454,12 @@ Error kpack::verifyConvertedCoffBinary(MemoryBufferRef Original,
   std::vector<uint8_t> Scratch;
   for (size_t S = 0; S < A.Sections.size(); ++S) {
     const coff_section &SA = A.Sections[S], &SB = B.Sections[S];
+    // .hip_fat's VirtualSize may go from 0 to its raw size, its extent
+    // either way; every other section's stays as it was.
     if (std::memcmp(SA.Name, SB.Name, COFF::NameSize) != 0 ||
         SA.VirtualAddress != SB.VirtualAddress ||
-        SA.VirtualSize != SB.VirtualSize ||
+        pe::Image::extent(SA) != pe::Image::extent(SB) ||
+        (S != Fat && SA.VirtualSize != SB.VirtualSize) ||
         SA.Characteristics != SB.Characteristics)
       return makeError("section " + Twine(S + 1) +
                        " changed name, address, size or flags");

@@ -35,11 +35,12 @@ constexpr llvm::StringLiteral ArtifactManifestName = "artifact_manifest.txt";
 enum class MissingPrefix { Error, Skip };
 
 /// The prefixes of ArtifactDir/artifact_manifest.txt in file order (blank
-/// lines skipped). Errors: missing file, absolute or ".."-escaping prefix,
-/// a "." or empty component, a prefix with a symlink among its components
-/// (it would lead the tree walkers out of the artifact), a prefix that is
-/// not a directory of the artifact (unless Missing is Skip and nothing
-/// exists at that path: it is then left out).
+/// lines skipped). Errors: missing file, a control byte (0x00-0x1f, 0x7f)
+/// in a prefix, absolute or ".."-escaping prefix, a "." or empty component,
+/// a prefix with a symlink among its components (it would lead the tree
+/// walkers out of the artifact), a prefix that is not a directory of the
+/// artifact (unless Missing is Skip and nothing exists at that path: it is
+/// then left out).
 llvm::Expected<std::vector<std::string>>
 readArtifactManifest(llvm::StringRef ArtifactDir,
                      MissingPrefix Missing = MissingPrefix::Error);

@@ -72,6 +72,10 @@ struct SplitSummary {
   unsigned FilteredCodeObjects = 0; ///< left out by --gpu-targets
   unsigned DatabaseFiles = 0;       ///< moved to per-target artifacts
   unsigned FilteredDatabaseFiles = 0;
+  /// One line each, in (prefix, path) order: e.g. a compiler-emitted binary
+  /// whose search paths reach archives outside the artifact, copied
+  /// unchanged (docs/split.md).
+  std::vector<std::string> Warnings;
   std::vector<WrittenArchive> Archives;
 };
 

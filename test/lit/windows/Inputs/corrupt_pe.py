@@ -14,6 +14,11 @@
                      pointers become IMAGE_REL_BASED_ABSOLUTE (no fix-up):
                      a loader that relocates the image leaves them pointing
                      at the preferred base
+  gap                the last section moves up by SectionAlignment (and
+                     SizeOfImage with it): a gap in memory before it
+  hip-fat-vsize0     not malformed: .hip_fat's VirtualSize becomes 0, so
+                     that its extent is its SizeOfRawData (as the Windows
+                     loader reads it)
 """
 import struct
 import sys
@@ -81,6 +86,20 @@ elif kind == "no-wrapper-reloc":
         at += block
     if cleared != len(pointers):
         sys.exit("corrupt_pe.py: %d wrappers, %d relocations cleared" % (len(pointers), cleared))
+elif kind == "gap":
+    salign = struct.unpack_from("<I", d, opt + 32)[0]
+    last = max(range(nsec), key=lambda i: struct.unpack_from("<I", d, sec(i) + 12)[0])
+    va = struct.unpack_from("<I", d, sec(last) + 12)[0]
+    struct.pack_into("<I", d, sec(last) + 12, va + salign)
+    size_of_image = struct.unpack_from("<I", d, opt + 56)[0]
+    struct.pack_into("<I", d, opt + 56, size_of_image + salign)
+elif kind == "hip-fat-vsize0":
+    for i in range(nsec):
+        if bytes(d[sec(i):sec(i) + 8]).rstrip(b"\0") == b".hip_fat":
+            struct.pack_into("<I", d, sec(i) + 8, 0)
+            break
+    else:
+        sys.exit("corrupt_pe.py: no .hip_fat section")
 else:
     sys.exit("corrupt_pe.py: unknown kind " + kind)
 open(dst, "wb").write(d)

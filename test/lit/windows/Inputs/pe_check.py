@@ -32,6 +32,11 @@ def align(v, a):
     return (v + a - 1) // a * a
 
 
+def extent(s):
+    """A section's size in memory: VirtualSize, or SizeOfRawData if 0."""
+    return s["vs"] or s["rs"]
+
+
 def checksum(data, at):
     total = 0
     buf = bytearray(data)
@@ -114,7 +119,7 @@ def main():
     for s in secs:
         if s["va"] != expect:
             fail("section %s at 0x%x, expected 0x%x (sections must be contiguous)" % (s["name"], s["va"], expect))
-        expect = align(s["va"] + (s["vs"] or s["rs"]), salign)
+        expect = align(s["va"] + extent(s), salign)
     if size_of_image != expect:
         fail("SizeOfImage 0x%x, expected 0x%x" % (size_of_image, expect))
     print("SizeOfImage: ok")
@@ -144,7 +149,7 @@ def main():
 
     def offset_of(rva, size):
         for s in secs:
-            if s["va"] <= rva and rva + size <= s["va"] + min(s["vs"] or s["rs"], s["rs"]):
+            if s["va"] <= rva and rva + size <= s["va"] + min(extent(s), s["rs"]):
                 return s["ptr"] + rva - s["va"]
         return None
 
@@ -180,7 +185,7 @@ def main():
         if off is None:
             continue
         value = struct.unpack_from("<Q", data, off)[0]
-        if fat and image_base + fat["va"] <= value < image_base + fat["va"] + fat["vs"]:
+        if fat and image_base + fat["va"] <= value < image_base + fat["va"] + extent(fat):
             # A fat image's wrappers point there; nothing else may, and
             # nothing at all once converted.
             if ref or rva not in slots:
@@ -210,7 +215,7 @@ def main():
                     fail("HIPK wrapper %d does not point at .kpackrf" % i)
                 print("wrapper %d: HIPK index %d -> .kpackrf" % (i, res))
             elif magic == HIPF:
-                if not fat or not fat["va"] <= target < fat["va"] + fat["vs"]:
+                if not fat or not fat["va"] <= target < fat["va"] + extent(fat):
                     fail("HIPF wrapper %d does not point into .hip_fat" % i)
                 print("wrapper %d: HIPF -> .hip_fat+0x%x" % (i, target - fat["va"]))
             else:
