@@ -864,11 +864,15 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
         Expanded.replace(At, 9, K);
       M += "Requires-Dist: " + Expanded + "\n";
     }
-    if (B.Level == BundleLevel::Target)
-      for (const PackagingBundle &Parent : ArrayRef(packagingChain(K)).drop_front())
+    if (B.Level == BundleLevel::Target) {
+      // The chain is named: a view of a temporary in a range-for outlives
+      // it (C++17 extends only the range expression's own temporary).
+      std::vector<PackagingBundle> Chain = packagingChain(K);
+      for (const PackagingBundle &Parent : ArrayRef(Chain).drop_front())
         if (Keys.count(Parent.Key))
           M += "Requires-Dist: " + deviceDistName(Prefix, Parent.Key) +
                " == " + Version + "\n";
+    }
     Dev.addText(DevDistInfo + "/METADATA", M, TextMethod);
     Dev.addText(DevDistInfo + "/top_level.txt", Overlay + "\n", TextMethod);
     if (Error E = Dev.write())
