@@ -380,12 +380,15 @@ std::string variantJson(ArrayRef<std::string> Targets) {
   return S + "\n}\n";
 }
 
-/// Unpacks the wheel just written at WheelPath into the directory Dir,
-/// modes kept; returns the number of files.
+/// Unpacks the wheel just written at WheelPath into the directory Dir as
+/// pip and installer unpack a wheel: each file's permission bits (no
+/// setuid, setgid or sticky: zipFileMode) less the process's umask; returns
+/// the number of files.
 Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
   Expected<ZipReader> Z = ZipReader::open(WheelPath);
   if (!Z)
     return Z.takeError();
+  const unsigned Umask = sys::fs::getUmask();
   unsigned Files = 0;
   for (const ZipEntry &E : Z->entries()) {
     if (E.isDirectory())
@@ -408,8 +411,11 @@ Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
     OS.close();
     if (OS.has_error())
       return makeError("cannot write '" + Path + "': " + OS.error().message());
-    uint32_t Mode = zipFileMode(E.unixMode());
-    sys::fs::setPermissions(Path, static_cast<sys::fs::perms>(Mode & 07777));
+    uint32_t Mode = zipFileMode(E.unixMode()) & 0777 & ~Umask;
+    if (std::error_code EC =
+            sys::fs::setPermissions(Path, static_cast<sys::fs::perms>(Mode)))
+      return makeError("cannot set the mode of '" + Path +
+                       "': " + EC.message());
     ++Files;
   }
   return Files;
