@@ -83,10 +83,14 @@ private:
 
 /// Recognises host images (x86-64 ELF executables and shared objects, PE32+
 /// x86-64 EXEs and DLLs: hostImageFormat) from their first bytes as they
-/// stream, and copies such a file to a scratch file.
+/// stream, and copies such a file to a scratch file: no more than the
+/// entry's size in the central directory (Size), and only if that much is
+/// free where the scratch file goes (a zip bomb's host image would fill the
+/// disk). What names the entry in errors.
 class HostImageExtractor {
 public:
-  explicit HostImageExtractor(std::string Path) : Path(std::move(Path)) {}
+  HostImageExtractor(std::string Path, uint64_t Size, std::string What)
+      : Path(std::move(Path)), What(std::move(What)), Size(Size) {}
   Error feed(ArrayRef<uint8_t> Chunk) {
     if (State == Rejected)
       return Error::success();
@@ -122,18 +126,37 @@ private:
       return Error::success();
     }
     State = Copying;
+    StringRef Dir = sys::path::parent_path(Path);
+    ErrorOr<sys::fs::space_info> Space = sys::fs::disk_space(Dir);
+    if (!Space)
+      return makeError(What + ": cannot find the free space in '" + Dir +
+                       "': " + Space.getError().message());
+    if (Size > Space->available)
+      return makeError(
+          What + ": " + Twine(Size) +
+          " bytes (its size in the central directory) do not fit in the " +
+          Twine(Space->available) + " bytes free in '" + Dir +
+          "' (--tmp-dir names another scratch directory)");
     if (Error E = toError(Out.open(Path)))
       return E;
     return write(ArrayRef<uint8_t>(Head.data(), HeadLen));
   }
   Error write(ArrayRef<uint8_t> Bytes) {
+    // ZipReader::read stops at the declared size too; the scratch file
+    // never holds more, whatever the reader hands out.
+    if (Bytes.size() > Size - Written)
+      return makeError(What +
+                       ": more than its size in the central directory (" +
+                       Twine(Size) + " bytes)");
+    Written += Bytes.size();
     return toError(Out.write(Bytes.data(), Bytes.size()));
   }
 
   enum { Sniffing, Rejected, Copying } State = Sniffing;
   std::array<uint8_t, HostImageHeadSize> Head{};
   size_t HeadLen = 0;
-  std::string Path;
+  std::string Path, What;
+  uint64_t Size, Written = 0;
   AtomicFile Out;
 };
 
@@ -577,7 +600,9 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       }
     }
     std::string Extracted = Scratch + "/entry-" + std::to_string(Items.size());
-    HostImageExtractor Image(Extracted);
+    HostImageExtractor Image(Extracted, E.UncompressedSize,
+                             "'" + W.path().str() + "': entry " +
+                                 quoteInput(E.Name));
     bool Sniff = !Meta && It.DatabaseKey.empty();
     Expected<RecordEntry> Row = W.readVerified(E, [&](ArrayRef<uint8_t> C) {
       return Sniff ? Image.feed(C) : Error::success();
