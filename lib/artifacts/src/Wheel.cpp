@@ -366,16 +366,33 @@ bool kpack::wheelEntryLess(StringRef A, StringRef B, StringRef DistInfoDir) {
 //===-- WheelFile ---------------------------------------------------------===//
 
 Expected<WheelFile> WheelFile::open(StringRef Path) {
-  WheelFile W;
-  W.Path = Path.str();
   Expected<WheelName> Name = WheelName::parse(Path);
   if (!Name)
     return Name.takeError();
-  W.Name = std::move(*Name);
   Expected<ZipReader> Zip = ZipReader::open(Path);
   if (!Zip)
     return Zip.takeError();
-  W.Zip.emplace(std::move(*Zip));
+  return load(Path, std::move(*Name), std::move(*Zip));
+}
+
+Expected<WheelFile>
+WheelFile::openBuffer(std::unique_ptr<MemoryBuffer> Buffer) {
+  std::string Path = Buffer->getBufferIdentifier().str();
+  Expected<WheelName> Name = WheelName::parse(Path);
+  if (!Name)
+    return Name.takeError();
+  Expected<ZipReader> Zip = ZipReader::openBuffer(std::move(Buffer));
+  if (!Zip)
+    return Zip.takeError();
+  return load(Path, std::move(*Name), std::move(*Zip));
+}
+
+Expected<WheelFile> WheelFile::load(StringRef Path, WheelName Name,
+                                    ZipReader Zip) {
+  WheelFile W;
+  W.Path = Path.str();
+  W.Name = std::move(Name);
+  W.Zip.emplace(std::move(Zip));
   auto Fail = [&](const Twine &Msg) {
     return makeError("'" + Path + "': " + Msg);
   };
@@ -466,6 +483,11 @@ Expected<WheelFile> WheelFile::open(StringRef Path) {
   for (RecordEntry &R : *Rows) {
     if (W.isRecordFile(R.Path))
       continue;
+    // The wheel format allows a row without hash only for RECORD and its
+    // signatures; every other file is checked against its hash.
+    if (R.Hash.empty())
+      return Fail("RECORD has no hash for " + quoteInput(R.Path) +
+                  " (only RECORD and its signatures may have none)");
     std::string P = R.Path;
     if (!W.Record.try_emplace(P, std::move(R)).second)
       return Fail("RECORD lists " + quoteInput(P) + " twice");
@@ -515,14 +537,13 @@ WheelFile::readVerified(const ZipEntry &E,
   auto Fail = [&](const Twine &Msg) {
     return makeError("'" + Path + "': " + quoteInput(E.Name) + ": " + Msg);
   };
-  if (!Want.Hash.empty()) {
-    if (!StringRef(Want.Hash).starts_with("sha256="))
-      return Fail("RECORD hash " + quoteInput(Want.Hash) +
-                  " is not sha256 (the only algorithm checked here)");
-    if (Want.Hash != Got.Hash)
-      return Fail("contents do not match RECORD (computed " + Got.Hash +
-                  ", RECORD says " + quoteInput(Want.Hash) + ")");
-  }
+  // open() refused rows without a hash.
+  if (!StringRef(Want.Hash).starts_with("sha256="))
+    return Fail("RECORD hash " + quoteInput(Want.Hash) +
+                " is not sha256 (the only algorithm checked here)");
+  if (Want.Hash != Got.Hash)
+    return Fail("contents do not match RECORD (computed " + Got.Hash +
+                ", RECORD says " + quoteInput(Want.Hash) + ")");
   if (!Want.Size.empty() && Want.Size != Got.Size)
     return Fail("size " + Got.Size + " does not match RECORD (" +
                 quoteInput(Want.Size) + ")");

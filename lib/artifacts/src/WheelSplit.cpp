@@ -83,10 +83,14 @@ private:
 
 /// Recognises host images (x86-64 ELF executables and shared objects, PE32+
 /// x86-64 EXEs and DLLs: hostImageFormat) from their first bytes as they
-/// stream, and copies such a file to a scratch file.
+/// stream, and copies such a file to a scratch file: no more than the
+/// entry's size in the central directory (Size), and only if that much is
+/// free where the scratch file goes (a zip bomb's host image would fill the
+/// disk). What names the entry in errors.
 class HostImageExtractor {
 public:
-  explicit HostImageExtractor(std::string Path) : Path(std::move(Path)) {}
+  HostImageExtractor(std::string Path, uint64_t Size, std::string What)
+      : Path(std::move(Path)), What(std::move(What)), Size(Size) {}
   Error feed(ArrayRef<uint8_t> Chunk) {
     if (State == Rejected)
       return Error::success();
@@ -122,18 +126,37 @@ private:
       return Error::success();
     }
     State = Copying;
+    StringRef Dir = sys::path::parent_path(Path);
+    ErrorOr<sys::fs::space_info> Space = sys::fs::disk_space(Dir);
+    if (!Space)
+      return makeError(What + ": cannot find the free space in '" + Dir +
+                       "': " + Space.getError().message());
+    if (Size > Space->available)
+      return makeError(
+          What + ": " + Twine(Size) +
+          " bytes (its size in the central directory) do not fit in the " +
+          Twine(Space->available) + " bytes free in '" + Dir +
+          "' (--tmp-dir names another scratch directory)");
     if (Error E = toError(Out.open(Path)))
       return E;
     return write(ArrayRef<uint8_t>(Head.data(), HeadLen));
   }
   Error write(ArrayRef<uint8_t> Bytes) {
+    // ZipReader::read stops at the declared size too; the scratch file
+    // never holds more, whatever the reader hands out.
+    if (Bytes.size() > Size - Written)
+      return makeError(What +
+                       ": more than its size in the central directory (" +
+                       Twine(Size) + " bytes)");
+    Written += Bytes.size();
     return toError(Out.write(Bytes.data(), Bytes.size()));
   }
 
   enum { Sniffing, Rejected, Copying } State = Sniffing;
   std::array<uint8_t, HostImageHeadSize> Head{};
   size_t HeadLen = 0;
-  std::string Path;
+  std::string Path, What;
+  uint64_t Size, Written = 0;
   AtomicFile Out;
 };
 
@@ -380,12 +403,15 @@ std::string variantJson(ArrayRef<std::string> Targets) {
   return S + "\n}\n";
 }
 
-/// Unpacks the wheel just written at WheelPath into the directory Dir,
-/// modes kept; returns the number of files.
+/// Unpacks the wheel just written at WheelPath into the directory Dir as
+/// pip and installer unpack a wheel: each file's permission bits (no
+/// setuid, setgid or sticky: zipFileMode) less the process's umask; returns
+/// the number of files.
 Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
   Expected<ZipReader> Z = ZipReader::open(WheelPath);
   if (!Z)
     return Z.takeError();
+  const unsigned Umask = sys::fs::getUmask();
   unsigned Files = 0;
   for (const ZipEntry &E : Z->entries()) {
     if (E.isDirectory())
@@ -408,8 +434,11 @@ Expected<unsigned> explodeWheel(StringRef WheelPath, StringRef Dir) {
     OS.close();
     if (OS.has_error())
       return makeError("cannot write '" + Path + "': " + OS.error().message());
-    uint32_t Mode = zipFileMode(E.unixMode());
-    sys::fs::setPermissions(Path, static_cast<sys::fs::perms>(Mode & 07777));
+    uint32_t Mode = zipFileMode(E.unixMode()) & 0777 & ~Umask;
+    if (std::error_code EC =
+            sys::fs::setPermissions(Path, static_cast<sys::fs::perms>(Mode)))
+      return makeError("cannot set the mode of '" + Path +
+                       "': " + EC.message());
     ++Files;
   }
   return Files;
@@ -571,7 +600,9 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       }
     }
     std::string Extracted = Scratch + "/entry-" + std::to_string(Items.size());
-    HostImageExtractor Image(Extracted);
+    HostImageExtractor Image(Extracted, E.UncompressedSize,
+                             "'" + W.path().str() + "': entry " +
+                                 quoteInput(E.Name));
     bool Sniff = !Meta && It.DatabaseKey.empty();
     Expected<RecordEntry> Row = W.readVerified(E, [&](ArrayRef<uint8_t> C) {
       return Sniff ? Image.feed(C) : Error::success();
@@ -864,11 +895,15 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
         Expanded.replace(At, 9, K);
       M += "Requires-Dist: " + Expanded + "\n";
     }
-    if (B.Level == BundleLevel::Target)
-      for (const PackagingBundle &Parent : ArrayRef(packagingChain(K)).drop_front())
+    if (B.Level == BundleLevel::Target) {
+      // The chain is named: a view of a temporary in a range-for outlives
+      // it (C++17 extends only the range expression's own temporary).
+      std::vector<PackagingBundle> Chain = packagingChain(K);
+      for (const PackagingBundle &Parent : ArrayRef(Chain).drop_front())
         if (Keys.count(Parent.Key))
           M += "Requires-Dist: " + deviceDistName(Prefix, Parent.Key) +
                " == " + Version + "\n";
+    }
     Dev.addText(DevDistInfo + "/METADATA", M, TextMethod);
     Dev.addText(DevDistInfo + "/top_level.txt", Overlay + "\n", TextMethod);
     if (Error E = Dev.write())

@@ -80,7 +80,9 @@ uint32_t ZipEntry::unixMode() const {
 }
 
 uint32_t kpack::zipFileMode(uint32_t Mode) {
-  uint32_t Permissions = Mode & 07777;
+  // Permission bits only: setuid, setgid and sticky from an untrusted zip
+  // are never kept (pip and installer drop them too).
+  uint32_t Permissions = Mode & 0777;
   return Permissions ? (0100000 | Permissions) : ZipDefaultFileMode;
 }
 

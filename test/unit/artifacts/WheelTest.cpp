@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -274,11 +275,55 @@ TEST_F(WheelFileTest, OpenAndVerify) {
   EXPECT_EQ(Row->Size, "6");
 }
 
+/// RECORD rows of Files, each hashed, then Extra.
+std::string
+recordOf(const std::vector<std::pair<std::string, std::string>> &Files,
+         StringRef Extra = "") {
+  std::vector<RecordEntry> Rows;
+  for (const auto &[Name, Data] : Files)
+    Rows.push_back(recordEntryFor(Name, arrayRefFromStringRef(Data)));
+  return writeRecord(Rows) + Extra.str();
+}
+
+TEST_F(WheelFileTest, OpenBuffer) {
+  std::string P = make("pkg-1.0-py3-none-any.whl", basic());
+  auto Buf = MemoryBuffer::getFile(P);
+  ASSERT_TRUE(bool(Buf));
+  Expected<WheelFile> W = WheelFile::openBuffer(std::move(*Buf));
+  ASSERT_TRUE(bool(W)) << toString(W.takeError());
+  EXPECT_EQ(W->path(), P);
+  EXPECT_EQ(W->distInfoDir(), "pkg-1.0.dist-info");
+  Expected<WheelFile> Bad =
+      WheelFile::openBuffer(MemoryBuffer::getMemBufferCopy("PK", "x.zip"));
+  EXPECT_NE(toString(Bad.takeError()).find("not a wheel file name"),
+            std::string::npos);
+}
+
+// Every file's RECORD row has a hash (the wheel format's rule); RECORD and
+// its signatures have none.
+TEST_F(WheelFileTest, RecordRowsWithoutHash) {
+  auto Files = basic();
+  std::string NoHash =
+      "pkg/__init__.py,,6\n" + recordOf({Files.begin() + 1, Files.end()},
+                                        "pkg-1.0.dist-info/RECORD,,\n");
+  EXPECT_NE(openError(make("pkg-1.0-py3-none-any.whl", Files, NoHash))
+                .find("RECORD has no hash for 'pkg/__init__.py' (only RECORD "
+                      "and its signatures may have none)"),
+            std::string::npos);
+  Files.push_back({"pkg-1.0.dist-info/RECORD.jws", "{}"});
+  Files.push_back({"pkg-1.0.dist-info/RECORD.p7s", "sig"});
+  std::string Signed = recordOf({Files.begin(), Files.end() - 2},
+                                "pkg-1.0.dist-info/RECORD.jws,,\n"
+                                "pkg-1.0.dist-info/RECORD.p7s,,\n"
+                                "pkg-1.0.dist-info/RECORD,,\n");
+  EXPECT_EQ(openError(make("pkg-1.0-py3-none-any.whl", Files, Signed)), "");
+}
+
 TEST_F(WheelFileTest, RecordMismatches) {
   auto Files = basic();
-  std::string Bad = "pkg/__init__.py,sha256=" + std::string(43, 'A') +
-                    ",6\npkg-1.0.dist-info/WHEEL,,\npkg-1.0.dist-info/"
-                    "METADATA,,\npkg-1.0.dist-info/RECORD,,\n";
+  std::string Bad = "pkg/__init__.py,sha256=" + std::string(43, 'A') + ",6\n" +
+                    recordOf({Files.begin() + 1, Files.end()},
+                             "pkg-1.0.dist-info/RECORD,,\n");
   std::string P = make("pkg-1.0-py3-none-any.whl", Files, Bad);
   Expected<WheelFile> W = WheelFile::open(P);
   ASSERT_TRUE(bool(W)) << toString(W.takeError());
@@ -287,8 +332,7 @@ TEST_F(WheelFileTest, RecordMismatches) {
   EXPECT_NE(toString(Row.takeError()).find("contents do not match RECORD"),
             std::string::npos);
 
-  std::string Unlisted = "pkg-1.0.dist-info/WHEEL,,\npkg-1.0.dist-info/"
-                         "METADATA,,\n";
+  std::string Unlisted = recordOf({Files.begin() + 1, Files.end()});
   P = make("pkg-1.0-py3-none-any.whl", Files, Unlisted);
   EXPECT_NE(openError(P).find("RECORD does not list 'pkg/__init__.py'"),
             std::string::npos);

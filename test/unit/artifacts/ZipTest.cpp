@@ -242,6 +242,17 @@ TEST_F(ZipTest, Zip64Read) {
   EXPECT_EQ(readEntry(*R, "pkg/b.txt"), std::string(5000, 'z'));
 }
 
+// The mode of an output entry made from an untrusted one: permission bits
+// only (no setuid, setgid or sticky), always a regular file, 0644 if none.
+TEST(ZipFileMode, PermissionBitsOnly) {
+  EXPECT_EQ(zipFileMode(0100755), 0100755u);
+  EXPECT_EQ(zipFileMode(0104777), 0100777u);
+  EXPECT_EQ(zipFileMode(0107755), 0100755u);
+  EXPECT_EQ(zipFileMode(0120777), 0100777u);
+  EXPECT_EQ(zipFileMode(0), ZipDefaultFileMode);
+  EXPECT_EQ(zipFileMode(07000), ZipDefaultFileMode);
+}
+
 // libzip writes no empty zips: committing one is an error, and nothing is
 // left behind.
 TEST_F(ZipTest, EmptyZip) {

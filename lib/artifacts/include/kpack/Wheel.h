@@ -21,8 +21,10 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,11 +146,16 @@ bool wheelEntryLess(llvm::StringRef A, llvm::StringRef B,
 
 /// A wheel opened for reading: the zip validated, its name parsed, exactly
 /// one .dist-info directory matching the name, WHEEL (version 1.x),
-/// METADATA and RECORD parsed, and RECORD listing exactly the zip's files.
-/// Contents are checked against RECORD as they are read.
+/// METADATA and RECORD parsed, and RECORD listing exactly the zip's files,
+/// each with a hash (RECORD and its signatures excepted). Contents are
+/// checked against RECORD as they are read.
 class WheelFile {
 public:
   static llvm::Expected<WheelFile> open(llvm::StringRef Path);
+  /// The same for the wheel in Buffer, whose identifier is its path (its
+  /// file name is parsed, and it names the wheel in errors).
+  static llvm::Expected<WheelFile>
+  openBuffer(std::unique_ptr<llvm::MemoryBuffer> Buffer);
 
   const ZipReader &zip() const { return *Zip; }
   const WheelName &name() const { return Name; }
@@ -178,6 +185,8 @@ public:
 
 private:
   WheelFile() = default;
+  static llvm::Expected<WheelFile> load(llvm::StringRef Path, WheelName Name,
+                                        ZipReader Zip);
 
   std::string Path;
   std::optional<ZipReader> Zip;

@@ -60,7 +60,8 @@ struct ZipEntry {
 
 /// The Unix mode a file entry is written with when its source carries none
 /// (regular file, 0644), and the mode of a file entry made from Mode: the
-/// permission bits kept, the type forced to a regular file.
+/// permission bits (0777) kept, setuid, setgid and sticky dropped, the type
+/// forced to a regular file.
 constexpr uint32_t ZipDefaultFileMode = 0100644;
 uint32_t zipFileMode(uint32_t Mode);
 
