@@ -129,17 +129,20 @@ StringRef PayloadStore::origin(uint64_t Key) const {
 //===----------------------------------------------------------------------===//
 
 Expected<TempDir> TempDir::create(StringRef Prefix) {
-  SmallString<256> Path;
-  if (std::error_code EC = sys::fs::createUniqueDirectory(Prefix, Path))
-    return createStringError(EC, "cannot create a temporary directory: %s",
-                             EC.message().c_str());
-  return TempDir(std::string(Path));
+  SmallString<256> Parent;
+  sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Parent);
+  TempDir T;
+  T.Dirs = std::make_unique<OutputDirectories>();
+  if (Status S = T.Dirs->createTree(std::string(Parent), Prefix.str() + "-",
+                                    T.Path))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a temporary directory: %s",
+                             S.message().c_str());
+  return T;
 }
 
-TempDir::~TempDir() {
-  if (!Path.empty())
-    sys::fs::remove_directories(Path, /*IgnoreErrors=*/true);
-}
+// The tree goes with Dirs (OutputDirectories::undo).
+TempDir::~TempDir() = default;
 
 std::string TempDir::newFile(StringRef Name) {
   SmallString<256> P(Path);

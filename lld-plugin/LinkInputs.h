@@ -14,6 +14,8 @@
 
 #include "LinkOptions.h"
 
+#include "kpack/AtomicFile.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Object/Archive.h"
@@ -95,12 +97,14 @@ private:
 llvm::Error readFileBytes(llvm::StringRef Path, uint64_t Offset, uint64_t Size,
                           std::vector<uint8_t> &Out);
 
-/// A private temporary directory, removed with everything in it on
-/// destruction.
+/// A private temporary directory ($TMPDIR/<Prefix>-XXXXXX), removed with
+/// everything in it on destruction, and by SIGINT, SIGTERM and SIGHUP: it
+/// is an OutputDirectories tree (kpack/AtomicFile.h), the one cleanup of
+/// what a run leaves behind.
 class TempDir {
 public:
   static llvm::Expected<TempDir> create(llvm::StringRef Prefix);
-  TempDir(TempDir &&Other) : Path(std::move(Other.Path)) { Other.Path.clear(); }
+  TempDir(TempDir &&Other) = default;
   TempDir(const TempDir &) = delete;
   ~TempDir();
   /// A fresh path inside the directory ending in Name's file name.
@@ -110,7 +114,8 @@ public:
   const std::string &path() const { return Path; }
 
 private:
-  explicit TempDir(std::string P) : Path(std::move(P)) {}
+  TempDir() = default;
+  std::unique_ptr<OutputDirectories> Dirs; ///< holds the one tree, Path
   std::string Path;
   unsigned Counter = 0;
 };

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -28,6 +29,11 @@ constexpr char Magic[4] = {'K', 'P', 'A', 'K'};
 constexpr uint32_t MaxSupportedVersion = 2;
 constexpr uint64_t HeaderSize = 16;
 constexpr const char *SharedSegmentsName = "zstd-shared-segments";
+/// A frame larger than this has its first bytes (size word, zstd header)
+/// read and checked before a buffer of its size is allocated and filled:
+/// a frame_offset or segment size pointing into garbage (or into the zeros
+/// of a sparse file) fails after reading a few bytes, not gigabytes.
+constexpr uint64_t LargeFrameBytes = uint64_t(1) << 20;
 
 Status invalid(std::string Message) {
   return Status(KPACK_ERROR_INVALID_FORMAT, std::move(Message));
@@ -321,7 +327,14 @@ Status ArchiveReader::parse() {
   if (TocOffset < HeaderSize || TocOffset >= FileSize)
     return invalid("TOC offset " + std::to_string(TocOffset) +
                    " outside the file");
-  // The TOC is bounded by the file size, which bounds every allocation below.
+  // The TOC runs to the end of the file, whatever its size: a sparse file
+  // of a terabyte behind a 16-byte header would be read whole. It is
+  // bounded before anything is allocated; the TOC then bounds every
+  // allocation of the parse.
+  if (FileSize - TocOffset > MaxTocBytes)
+    return invalid("TOC of " + std::to_string(FileSize - TocOffset) +
+                   " bytes exceeds the limit of " +
+                   std::to_string(MaxTocBytes) + " bytes");
   std::vector<char> Toc(FileSize - TocOffset);
   if (Status E = Source->readAt(TocOffset, Toc.data(), Toc.size()))
     return E;
@@ -425,6 +438,12 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
     if (SharedIndexSize < 12 ||
         !rangeWithin(SharedIndexOffset, SharedIndexSize, FileSize))
       return invalid("shared segment index lies outside the file");
+    // Read whole by the first load: bounded like the TOC.
+    if (SharedIndexSize > MaxTocBytes)
+      return invalid("shared segment index of " +
+                     std::to_string(SharedIndexSize) +
+                     " bytes exceeds the limit of " +
+                     std::to_string(MaxTocBytes) + " bytes");
     // The index is read by the first load that needs it.
   }
 
@@ -488,6 +507,10 @@ Status ArchiveReader::parseToc(const char *Data, size_t Size) {
                   requireUInt(Fields, "frame_size", Where, E.StoredSize))
             return Err;
           const uint64_t BlobEnd = ZstdOffset + ZstdSize;
+          // The frame's size word is a u32: a larger frame_size cannot be
+          // its size (and is not allocated for).
+          if (E.StoredSize > UINT32_MAX)
+            return invalid(Where + " frame_size exceeds a u32");
           if (E.DataOffset < ZstdOffset + 4 ||
               !rangeWithin(E.DataOffset, E.StoredSize, BlobEnd) ||
               BlobEnd - E.DataOffset - E.StoredSize < 4)
@@ -555,10 +578,16 @@ Status ArchiveReader::walkFrameChain() const {
         Chain->Result = invalid("zstd kernel count exceeds the blob");
         return;
       }
+      // Every writer stores at most one frame per TOC entry (upstream one
+      // each, this project's writer one per distinct code object), so no
+      // entry's ordinal is past the entry count: the walk stops there, and
+      // a count of 2^32 - 1 over a sparse blob of zero-sized "frames" costs
+      // neither that many reads nor 64 GiB of locations.
+      const uint64_t Walked = std::min<uint64_t>(Count, Entries.size());
       std::vector<FrameLocation> Frames;
-      Frames.reserve(Count);
+      Frames.reserve(Walked);
       uint64_t Pos = ZstdOffset + 4;
-      for (uint64_t I = 0; I < Count; ++I) {
+      for (uint64_t I = 0; I < Walked; ++I) {
         if (!rangeWithin(Pos, 4, End)) {
           Chain->Result = invalid("zstd frame chain runs past the blob");
           return;
@@ -760,17 +789,30 @@ Status ArchiveReader::entrySegments(const Entry &E,
 Status ArchiveReader::readSegmentFrame(uint32_t Index, const Segment &S,
                                        std::vector<unsigned char> &Frame) const {
   const std::string Where = "shared segment " + std::to_string(Index);
+  auto Corrupt = [&] {
+    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                  Where + ": corrupt zstd frame or wrong original size");
+  };
+  auto HeaderAgrees = [&](const unsigned char *Head, size_t Size) {
+    unsigned long long Content = ZSTD_getFrameContentSize(Head, Size);
+    return Content != ZSTD_CONTENTSIZE_ERROR &&
+           (Content == ZSTD_CONTENTSIZE_UNKNOWN || Content == S.OriginalSize);
+  };
+  if (S.Size > LargeFrameBytes) {
+    unsigned char Head[ZSTD_FRAMEHEADERSIZE_MAX];
+    if (Status Err = Source->readAt(S.Offset, Head, sizeof(Head)))
+      return Err;
+    if (!HeaderAgrees(Head, sizeof(Head)))
+      return Corrupt();
+  }
   Frame.resize(S.Size);
   if (Status Err = Source->readAt(S.Offset, Frame.data(), Frame.size()))
     return Err;
   // Refuse before allocating if the frame cannot expand to its size.
-  unsigned long long Content = ZSTD_getFrameContentSize(Frame.data(), S.Size);
   unsigned long long Bound = ZSTD_decompressBound(Frame.data(), S.Size);
-  if (Content == ZSTD_CONTENTSIZE_ERROR ||
-      (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != S.OriginalSize) ||
-      Bound == ZSTD_CONTENTSIZE_ERROR || Bound < S.OriginalSize)
-    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                  Where + ": corrupt zstd frame or wrong original size");
+  if (!HeaderAgrees(Frame.data(), S.Size) || Bound == ZSTD_CONTENTSIZE_ERROR ||
+      Bound < S.OriginalSize)
+    return Corrupt();
   return Status::ok();
 }
 
@@ -849,19 +891,32 @@ Status ArchiveReader::decompressFrame(
     const std::function<void *(size_t)> &Allocate,
     const unsigned char *Prefix, size_t PrefixSize) const {
   const std::string Where = E.Key + "/" + E.Arch;
+  // The size word and the zstd header of Size bytes at Head.
+  auto CheckHead = [&](const unsigned char *Head, size_t Size) -> Status {
+    if (readLE<uint32_t>(Head) != Loc.Size)
+      return invalid(Where + ": frame_offset does not point at its frame");
+    unsigned long long Content = ZSTD_getFrameContentSize(Head + 4, Size - 4);
+    if (Content == ZSTD_CONTENTSIZE_ERROR)
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": not a zstd frame");
+    if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != E.OriginalSize)
+      return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
+                    Where + ": frame content size differs from original_size");
+    return Status::ok();
+  };
+  if (Loc.Size > LargeFrameBytes) {
+    unsigned char Head[4 + ZSTD_FRAMEHEADERSIZE_MAX];
+    if (Status Err = Source->readAt(Loc.Offset, Head, sizeof(Head)))
+      return Err;
+    if (Status Err = CheckHead(Head, sizeof(Head)))
+      return Err;
+  }
   unsigned char *Frame = D.Frame.get(4 + Loc.Size);
   if (Status Err = Source->readAt(Loc.Offset, Frame, 4 + Loc.Size))
     return Err;
-  if (readLE<uint32_t>(Frame) != Loc.Size)
-    return invalid(Where + ": frame_offset does not point at its frame");
+  if (Status Err = CheckHead(Frame, 4 + Loc.Size))
+    return Err;
   const unsigned char *Src = Frame + 4;
-  unsigned long long Content = ZSTD_getFrameContentSize(Src, Loc.Size);
-  if (Content == ZSTD_CONTENTSIZE_ERROR)
-    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                    Where + ": not a zstd frame");
-  if (Content != ZSTD_CONTENTSIZE_UNKNOWN && Content != E.OriginalSize)
-    return Status(KPACK_ERROR_DECOMPRESSION_FAILED,
-                    Where + ": frame content size differs from original_size");
   // Refuse before allocating if the frame cannot expand to original_size.
   unsigned long long Bound = ZSTD_decompressBound(Src, Loc.Size);
   if (Bound == ZSTD_CONTENTSIZE_ERROR || Bound < E.OriginalSize)

@@ -208,6 +208,8 @@ LoaderCache::archiveFor(const std::string &Path) {
     Lock.unlock();
 
     ++ArchiveOpens;
+    if (BeforeOpenForTesting)
+      BeforeOpenForTesting(Canonical);
     std::unique_ptr<ArchiveReader> Reader;
     Status Failure = ArchiveReader::open(Canonical, Reader);
     if (Reader)

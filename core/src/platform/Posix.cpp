@@ -9,7 +9,9 @@
 // ELF objects' segments by name; /proc/self/maps names the file behind any
 // mapped byte, which is what a HIPK wrapper's metadata pointer needs.
 //
-// Archives are read with pread (no shared file position, thread-safe).
+// Archives are read with pread (no shared file position, thread-safe); a
+// path that is not a regular file (a FIFO, a device) is refused without
+// blocking or reading.
 //
 //===----------------------------------------------------------------------===//
 
@@ -263,7 +265,16 @@ private:
 
 Status ReadOnlyFile::open(const std::string &Path,
                           std::unique_ptr<ReadOnlyFile> &Out) {
-  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only a regular file is an archive. Anything else at a search path is
+  // refused without being read, and without waiting: open(2) of a FIFO for
+  // reading waits for a writer (and of a terminal line, for its carrier),
+  // for ever, before fstat could tell. So the type is looked at first (a
+  // device is not even opened), and the open does not block (O_NONBLOCK),
+  // for a FIFO put there in between; fstat then checks what was opened.
+  struct stat St;
+  if (::stat(Path.c_str(), &St) == 0 && !S_ISREG(St.st_mode))
+    return Status(KPACK_ERROR_IO_ERROR, "'" + Path + "' is not a regular file");
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (Fd < 0) {
     int Err = errno;
     kpack_error_t Code = (Err == ENOENT || Err == ENOTDIR)
@@ -271,10 +282,19 @@ Status ReadOnlyFile::open(const std::string &Path,
                              : KPACK_ERROR_IO_ERROR;
     return Status(Code, "cannot open '" + Path + "': " + std::strerror(Err));
   }
-  struct stat St;
   if (::fstat(Fd, &St) != 0 || !S_ISREG(St.st_mode)) {
     ::close(Fd);
     return Status(KPACK_ERROR_IO_ERROR, "'" + Path + "' is not a regular file");
+  }
+  // A regular file's reads ignore O_NONBLOCK on most file systems, not on
+  // all (a mandatory lock, some network ones): cleared, so that a read
+  // never fails with EAGAIN.
+  const int Flags = ::fcntl(Fd, F_GETFL);
+  if (Flags < 0 || ::fcntl(Fd, F_SETFL, Flags & ~O_NONBLOCK) != 0) {
+    int Err = errno;
+    ::close(Fd);
+    return Status(KPACK_ERROR_IO_ERROR,
+                  "cannot open '" + Path + "': " + std::strerror(Err));
   }
   Out = std::make_unique<PreadFile>(Fd, static_cast<uint64_t>(St.st_size));
   return Status::ok();

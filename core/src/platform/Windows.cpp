@@ -295,6 +295,10 @@ private:
 
 Status ReadOnlyFile::open(const std::string &Path,
                           std::unique_ptr<ReadOnlyFile> &Out) {
+  // Only a disk file is an archive. CreateFileW does not wait on a named
+  // pipe (\\.\pipe\..., busy or not) or a device (NUL, CON, COM1), unlike
+  // POSIX open(2) on a FIFO, and GetFileType refuses them before anything
+  // is read or mapped (WindowsRuntime.PipeAndDeviceAtASearchPath).
   HANDLE H = openForRead(Path);
   if (H == INVALID_HANDLE_VALUE) {
     const DWORD Err = GetLastError();

@@ -971,6 +971,7 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
       H.zip().find(H.distInfoDir().str() + "/METADATA");
   const ZipEntry *WheelEntry = H.zip().find(H.distInfoDir().str() + "/WHEEL");
   bool RewriteWheel = OutName->Build != H.name().Build;
+  OutputDirectories OutDirs; // undone after Out's staging tree is gone
   WheelBuilder Out(Output.str(), H.distInfoDir().str(), MetadataEntry->Method);
   std::map<std::string, std::string> Owner; // entry -> wheel holding it
   auto Claim = [&](const std::string &Name, StringRef Wheel) -> Error {
@@ -1061,12 +1062,16 @@ Expected<WrittenWheel> kpack::recombineWheels(StringRef HostPath,
       Wheel.set("Build", OutName->Build);
     Out.addText(WheelEntry->Name, Wheel.str(), WheelEntry->Method);
   }
-  // Everything checked: the output directory may appear now.
+  // Everything checked: the output directory may appear now (and goes
+  // again on failure or a signal).
   StringRef OutDir = sys::path::parent_path(Output);
   if (!OutDir.empty())
-    if (std::error_code EC = sys::fs::create_directories(OutDir))
-      return makeError("cannot create '" + OutDir + "': " + EC.message());
+    if (Error E = toError(OutDirs.create(OutDir.str())))
+      return E;
   if (Error E = Out.write())
     return E;
-  return Out.commit("");
+  Expected<WrittenWheel> Written = Out.commit("");
+  if (Written)
+    OutDirs.keep();
+  return Written;
 }

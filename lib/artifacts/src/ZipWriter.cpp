@@ -1,8 +1,13 @@
 //===- ZipWriter.cpp - Deterministic zip writer over libzip ---------------===//
 //
 // libzip lays the zip out (local headers, data, central directory, zip64
-// records where needed) and writes it to a temporary file it renames into
-// place at commit. Each entry gets the fixed timestamp, the Unix mode and
+// records where needed) and writes it at commit to a temporary file it
+// names itself, <file>.XXXXXX, then renames that over <file>. So that a
+// signal in the middle (a wheel-sized file) leaves nothing, <file> is in a
+// staging directory of its own, an OutputDirectories tree (the process's
+// one cleanup on SIGINT, SIGTERM and SIGHUP), which the finished zip
+// leaves by a rename over the destination. Each entry gets the fixed
+// timestamp, the Unix mode and
 // its method; copied entries come from zip_source_zip, which hands libzip
 // their compressed bytes, so they are not recompressed.
 //
@@ -10,10 +15,12 @@
 
 #include "kpack/Zip.h"
 
+#include "kpack/AtomicFile.h"
 #include "kpack/LLVMError.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +46,9 @@ std::string libzipText(zip_error_t *Err) {
 struct ZipWriter::Impl {
   std::string Path;
   ZipWriterOptions Options;
+  /// The staging tree (Staging) beside Path and libzip's file in it.
+  OutputDirectories Dirs;
+  std::string Staging, Staged;
   zip_t *Za = nullptr;
   StringSet<> Names;
   bool Done = false;
@@ -47,6 +57,7 @@ struct ZipWriter::Impl {
   ~Impl() {
     if (Za)
       zip_discard(Za);
+    // Dirs removes the staging tree with whatever libzip left in it.
   }
 
   Error fail(const Twine &Msg) {
@@ -106,8 +117,15 @@ Expected<ZipWriter> ZipWriter::create(StringRef Path,
   ZipWriter W;
   W.P->Path = Path.str();
   W.P->Options = Options;
+  StringRef Parent = sys::path::parent_path(Path);
+  StringRef Name = sys::path::filename(Path);
+  if (Status S = W.P->Dirs.createTree(
+          Parent.empty() ? std::string(".") : Parent.str(),
+          "." + Name.str() + ".kpack-", W.P->Staging))
+    return makeError("cannot create '" + Path + "': " + S.message());
+  W.P->Staged = W.P->Staging + "/" + Name.str();
   int Code = 0;
-  W.P->Za = zip_open(W.P->Path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &Code);
+  W.P->Za = zip_open(W.P->Staged.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &Code);
   if (!W.P->Za) {
     zip_error_t Err;
     zip_error_init_with_code(&Err, Code);
@@ -181,6 +199,10 @@ Error ZipWriter::commit() {
     return P->libzipFail("cannot write");
   P->Za = nullptr;
   P->Done = true;
+  if (std::error_code EC = sys::fs::rename(P->Staged, P->Path))
+    return P->fail("cannot rename '" + P->Staged + "' into place: " +
+                   EC.message());
+  P->Dirs.removeTree(P->Staging);
   if (std::error_code EC = sys::fs::file_size(P->Path, P->Size))
     return P->fail("cannot stat: " + EC.message());
   return Error::success();

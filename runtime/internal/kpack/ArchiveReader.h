@@ -64,6 +64,15 @@ public:
   /// dropped first: at most this many bytes of memory.
   static constexpr uint64_t SegmentCacheBytes = uint64_t(64) << 20;
 
+  /// The largest TOC (the bytes from toc_offset to the end of the file) and
+  /// the largest version-2 segment index a reader accepts: a longer one is
+  /// INVALID_FORMAT before anything of its size is allocated
+  /// (docs/format-extensions.md, "Size limits"). Real TOCs take KBs (about
+  /// 100 bytes an entry: 16 MiB is over 100,000 entries); parsing one costs
+  /// up to about 25 times its size (a msgpack object is 24 bytes, one TOC
+  /// byte can be one), so this also bounds the memory of an open.
+  static constexpr uint64_t MaxTocBytes = uint64_t(16) << 20;
+
   static Status open(const std::string &Path,
                        std::unique_ptr<ArchiveReader> &Out);
   /// Opens an archive held in memory (copied); used by fuzzers and tests.

@@ -93,6 +93,12 @@ public:
   void debug(const char *Format, ...) const
       __attribute__((format(printf, 2, 3)));
 
+  /// Tests only: called with the canonical path by every load that opens an
+  /// archive, just before it does (no lock held), to stand for a slow open
+  /// (a network mount) that a test cannot make otherwise: a FIFO, which
+  /// used to block, is refused without waiting. Set before any load.
+  std::function<void(const std::string &)> BeforeOpenForTesting;
+
 private:
   struct FileStamp;
   struct Slot;

@@ -244,4 +244,34 @@ TEST(ArchiveReader, OpenDoesNotReadTheBlob) {
   EXPECT_LT(bytesReadByProcess() - Before, uint64_t(64 * 1024));
 }
 
+#ifndef _WIN32
+// Issue 25, item 6: the TOC runs from toc_offset to the end of the file;
+// one longer than ArchiveReader::MaxTocBytes is refused before it is read
+// (a 16-byte header on a sparse terabyte used to be read whole), one of
+// exactly that size is read (and here fails as what it is: zeros).
+TEST(ArchiveReader, TocBeyondTheLimitIsNotRead) {
+  const Bytes Header = {'K', 'P', 'A', 'K', 1, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0};
+  TempDir Dir;
+  const std::string Path = Dir.file("sparse.kpack");
+  for (uint64_t TocSize : {ArchiveReader::MaxTocBytes + 1, uint64_t(3) << 30,
+                           uint64_t(1) << 40}) {
+    ASSERT_TRUE(writeSparse(Path, 16 + TocSize, {{0, Header}}));
+    const uint64_t Before = bytesReadByProcess();
+    std::unique_ptr<ArchiveReader> R;
+    kpack::Status S = ArchiveReader::open(Path, R);
+    EXPECT_LT(bytesReadByProcess() - Before, uint64_t(64 * 1024)) << TocSize;
+    EXPECT_EQ(S.code(), KPACK_ERROR_INVALID_FORMAT) << TocSize;
+    EXPECT_EQ(S.message(), "TOC of " + std::to_string(TocSize) +
+                               " bytes exceeds the limit of 16777216 bytes");
+    kpack_archive_t A = nullptr;
+    EXPECT_EQ(kpack_open(Path.c_str(), &A), KPACK_ERROR_INVALID_FORMAT);
+  }
+  ASSERT_TRUE(writeSparse(Path, 16 + ArchiveReader::MaxTocBytes, {{0, Header}}));
+  std::unique_ptr<ArchiveReader> R;
+  kpack::Status S = ArchiveReader::open(Path, R);
+  EXPECT_EQ(S.code(), KPACK_ERROR_INVALID_FORMAT);
+  EXPECT_EQ(S.message(), "TOC is not a map");
+}
+#endif
+
 } // namespace

@@ -889,6 +889,110 @@ TEST(MalformedArchiveDeathTest, HugeCountsDoNotAllocate) {
 #endif
 }
 
+#if !defined(KPACK_TEST_SANITIZED) && !defined(_WIN32)
+/// A sparse archive: Parts' header and blob at 0 (toc_offset TocOffset),
+/// its TOC at TocOffset, zeros (no disk space) in between.
+std::vector<std::pair<uint64_t, Bytes>> sparseParts(ArchiveParts P,
+                                                    uint64_t TocOffset) {
+  P.TocOffsetOverride = TocOffset;
+  Bytes Image = serialize(P);
+  Bytes Head(Image.begin(), Image.begin() + BlobStart + P.Blob.size());
+  return {{0, Head}, {TocOffset, packToBytes(P.Toc)}};
+}
+
+struct SparseArchive {
+  const char *Name;
+  uint64_t Size;
+  std::vector<std::pair<uint64_t, Bytes>> Pieces;
+  kpack_error_t Expected; ///< of kpack_open, else of loading k#0/gfx1100
+};
+
+/// Issue 25, item 6: sizes from the file that drove an allocation of that
+/// size before anything checked them, each in a sparse file where it costs
+/// no disk space (and, read, gigabytes of zeros).
+std::vector<SparseArchive> sparseArchives() {
+  constexpr uint64_t GiB = uint64_t(1) << 30;
+  std::vector<SparseArchive> C;
+  // A 16-byte header whose TOC is the rest of the file: 3 GiB, 1 TiB.
+  Bytes Header = {'K', 'P', 'A', 'K', 1, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0};
+  C.push_back({"toc_3gib", 3 * GiB, {{0, Header}}, Invalid});
+  C.push_back({"toc_1tib", GiB << 10, {{0, Header}}, Invalid});
+  {
+    // frame_size beyond a u32 (the frame's size word), within the blob.
+    ArchiveParts P = base("zstd-per-kernel", true);
+    entry(P)["frame_size"] = (uint64_t(1) << 32) + 100;
+    P.Toc["zstd_size"] = 5 * GiB - BlobStart;
+    auto Pieces = sparseParts(P, 5 * GiB);
+    C.push_back({"frame_size_over_u32", 5 * GiB + Pieces[1].second.size(),
+                 Pieces, Invalid});
+  }
+  {
+    // A kernel count of 2^32 - 1 over a 16 GiB blob of zeros after the
+    // three real frames: only the TOC's entries' frames are walked.
+    ArchiveParts P = base();
+    putLE32(P.Blob, 0, 0xffffffff);
+    P.Toc["zstd_size"] = 16 * GiB;
+    auto Pieces = sparseParts(P, BlobStart + 16 * GiB);
+    C.push_back({"chain_count_max",
+                 BlobStart + 16 * GiB + Pieces[1].second.size(), Pieces, Ok});
+  }
+  {
+    // frame_offset into the zeros, frame_size 2 GiB.
+    ArchiveParts P = base("zstd-per-kernel", true);
+    entry(P)["frame_offset"] = GiB;
+    entry(P)["frame_size"] = 2 * GiB;
+    P.Toc["zstd_size"] = 4 * GiB - BlobStart;
+    auto Pieces = sparseParts(P, 4 * GiB);
+    C.push_back({"frame_in_zeros", 4 * GiB + Pieces[1].second.size(), Pieces,
+                 Invalid});
+  }
+  {
+    // A version-2 segment index of 1 GiB of zeros.
+    ArchiveParts P = buildParts(sharedSpec());
+    P.Toc["shared_index_offset"] = GiB;
+    P.Toc["shared_index_size"] = GiB;
+    auto Pieces = sparseParts(P, 2 * GiB);
+    C.push_back({"v2_index_1gib", 2 * GiB + Pieces[1].second.size(), Pieces,
+                 Invalid});
+  }
+  {
+    // One 2 GiB segment of zeros, which k#0/gfx1100 needs.
+    ArchiveParts P = buildParts(sharedSpec());
+    Bytes Index;
+    for (uint32_t V : {1u, 3u, uint32_t(2 * GiB), 2000u, 0u, 1u, 1u, 1u, 0u})
+      appendLE32(Index, V);
+    P.Toc["shared_offset"] = GiB;
+    P.Toc["shared_size"] = 2 * GiB;
+    P.Toc["shared_index_offset"] = 3 * GiB;
+    P.Toc["shared_index_size"] = uint64_t(Index.size());
+    auto Pieces = sparseParts(P, 3 * GiB + Index.size());
+    Pieces.push_back({3 * GiB, Index});
+    C.push_back({"v2_segment_in_zeros",
+                 3 * GiB + Index.size() + Pieces[1].second.size(), Pieces,
+                 Decompress});
+  }
+  return C;
+}
+#endif
+
+// Sparse files are made with ftruncate (POSIX only).
+#ifndef _WIN32
+TEST(MalformedArchiveDeathTest, SparseFilesDoNotAllocate) {
+#ifdef KPACK_TEST_SANITIZED
+  GTEST_SKIP() << "address-space limit is incompatible with sanitizers";
+#else
+  TempDir Dir;
+  for (const SparseArchive &C : sparseArchives()) {
+    const std::string Path = Dir.file(std::string(C.Name) + ".kpack");
+    ASSERT_TRUE(writeSparse(Path, C.Size, C.Pieces)) << C.Name;
+    EXPECT_EXIT(openAndLoadUnderLimit(Path),
+                ::testing::ExitedWithCode(int(C.Expected)), "")
+        << C.Name;
+  }
+#endif
+}
+#endif
+
 // Issue 18, item 1: with every ordinal 2^64 - 1, no entry of a version-2
 // archive reads (k#1 has no segments, so a wrapped ordinal that found an
 // empty list would load it), and its segment list is refused.

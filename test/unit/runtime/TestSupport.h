@@ -8,6 +8,13 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
+
+#ifndef _WIN32
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 #ifdef _WIN32
 // The POSIX calls the tests use, for the Windows build (cmake/windows): the
@@ -78,6 +85,24 @@ public:
 private:
   std::string Path;
 };
+
+#ifndef _WIN32
+/// Writes a file of Size bytes that holds Pieces (offset, bytes) and zeros
+/// elsewhere, sparse: the zeros take no disk space, so a terabyte costs
+/// nothing (ftruncate). Returns whether it was written.
+inline bool writeSparse(const std::string &Path, uint64_t Size,
+                        const std::vector<std::pair<uint64_t, Bytes>> &Pieces) {
+  int Fd = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (Fd < 0)
+    return false;
+  bool Ok = ::ftruncate(Fd, static_cast<off_t>(Size)) == 0;
+  for (const auto &[Offset, Data] : Pieces)
+    Ok = Ok && ::pwrite(Fd, Data.data(), Data.size(),
+                        static_cast<off_t>(Offset)) ==
+                   static_cast<ssize_t>(Data.size());
+  return ::close(Fd) == 0 && Ok;
+}
+#endif
 
 inline std::string upstreamArchive(const char *Name) {
   return std::string(KPACK_UPSTREAM_TESTDATA) + "/" + Name;

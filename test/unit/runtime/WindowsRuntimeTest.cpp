@@ -19,7 +19,10 @@
 
 #include <windows.h>
 
+#include <chrono>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -271,6 +274,57 @@ TEST_F(WindowsRuntime, MappedArchives) {
             str(payload("mapped", 300)));
   kpack_free_kernel(Data);
   kpack_close(A);
+}
+
+// Issue 25, item 5 on Windows: what is not a disk file where an archive is
+// looked for is refused without waiting and without being read. A named
+// pipe lives in \\.\pipe\ only (no directory holds one), which a
+// ROCM_KPACK_PATH item or kpack_open's path can name; a device (NUL, CON)
+// can be named anywhere. CreateFileW does not wait on either; GetFileType
+// says what it opened. Each call runs on a thread of its own, so that a
+// hang fails the test (the pipe is then closed, which ends a read).
+TEST_F(WindowsRuntime, PipeAndDeviceAtASearchPath) {
+  const std::string Pipe =
+      "\\\\.\\pipe\\kpack-test-" + std::to_string(GetCurrentProcessId());
+  HANDLE Server = CreateNamedPipeA(Pipe.c_str(), PIPE_ACCESS_OUTBOUND,
+                                   PIPE_TYPE_BYTE | PIPE_WAIT,
+                                   PIPE_UNLIMITED_INSTANCES, 4096, 4096, 0,
+                                   nullptr);
+  ASSERT_NE(Server, INVALID_HANDLE_VALUE);
+  const std::string Real = archive("real.kpack", "bin/app.exe#0", "real");
+  auto EndsInTime = [&](const std::function<void()> &Body) {
+    std::future<void> Run = std::async(std::launch::async, Body);
+    if (Run.wait_for(std::chrono::seconds(10)) == std::future_status::ready)
+      return;
+    ADD_FAILURE() << "waits on the pipe or device";
+    CloseHandle(Server);
+    Server = INVALID_HANDLE_VALUE;
+    Run.wait();
+  };
+  for (const std::string &Path : {Pipe, std::string("NUL")}) {
+    EndsInTime([&] {
+      kpack_archive_t A = nullptr;
+      EXPECT_EQ(kpack_open(Path.c_str(), &A), KPACK_ERROR_IO_ERROR) << Path;
+    });
+    EndsInTime([&] {
+      std::string Out;
+      setenv("ROCM_KPACK_PATH", (Path + ";" + Real).c_str(), 1);
+      EXPECT_EQ(load(Dir.file("bin/app.exe"), {"nothing.kpack"}, Out),
+                KPACK_SUCCESS)
+          << Path;
+      EXPECT_EQ(Out, str(payload("real", 300)));
+      setenv("ROCM_KPACK_PATH", Path.c_str(), 1);
+      EXPECT_EQ(load(Dir.file("bin/app.exe"), {"nothing.kpack"}, Out),
+                KPACK_ERROR_ARCHIVE_NOT_FOUND)
+          << Path;
+      unsetenv("ROCM_KPACK_PATH");
+      // An embedded search path naming it.
+      EXPECT_EQ(load(Dir.file("bin/app.exe"), {Path, Real}, Out), KPACK_SUCCESS)
+          << Path;
+    });
+  }
+  if (Server != INVALID_HANDLE_VALUE)
+    CloseHandle(Server);
 }
 
 // HIPK metadata as a PE image carries it (FORMAT.md §3.4): msgpack in a

@@ -117,8 +117,12 @@ struct ZipWriterOptions {
   int DeflateLevel = 6;
 };
 
-/// Writes a zip atomically (libzip writes a temporary file next to Path and
-/// renames it into place at commit; nothing is visible before): entries in
+/// Writes a zip atomically (libzip writes a temporary file, which is
+/// renamed into place at commit; nothing is visible before). libzip makes
+/// and names its temporary itself, so it does so in a private directory
+/// beside Path, an OutputDirectories tree (kpack/AtomicFile.h): removed
+/// with everything in it when the writer is dropped uncommitted, and on
+/// SIGINT, SIGTERM and SIGHUP. Entries in
 /// the order they are added, every timestamp 1980-01-01 00:00:00 (the
 /// earliest a zip can hold, what `wheel` writes under SOURCE_DATE_EPOCH=0),
 /// "made by" Unix with the mode in the external attributes, zip64 only where
