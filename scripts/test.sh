@@ -83,11 +83,22 @@ if [ "$main_built" = 1 ]; then
   /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 build/test/lit 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
 fi
 
-step "runtime + format core under ASan+UBSan"
-if build build-asan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON; then
+# Everything under ASan+UBSan, the tools included: every path a user runs
+# (kpack, ld.kpack, hipcc, kpack-ready, kpack-offload-wrapper) runs
+# instrumented in the lit suite (docs/testing.md).
+step "everything under ASan+UBSan (tools, runtime, format core, fuzzers)"
+if build build-asan -DKPACK_BUILD_TOOLS=ON -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON; then
   (cd build-asan && ctest --output-on-failure -j2 --timeout 600) 2>&1 | tee "$LOGS/ctest-asan.log"; count_ctest "$LOGS/ctest-asan.log"
   step "shim end to end under ASan+UBSan (lit test/lit/shim)"
   shim_lit build-asan lit-shim-asan.log
+  if [ "$main_built" = 1 ]; then
+    # The tools of build-asan, the libraries the test programs load from
+    # build/ (lit.cfg.py, kpack_plain_libs), the Windows DLLs of step 2.
+    step "lit suite with the tools under ASan+UBSan"
+    /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 \
+      --param kpack_plain_libs="$ROOT/build" --param kpack_windows_build="$ROOT/build-windows" \
+      build-asan/test/lit 2>&1 | tee "$LOGS/lit-asan.log"; count_lit "$LOGS/lit-asan.log"
+  fi
 fi
 
 step "runtime under TSan"
