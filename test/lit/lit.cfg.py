@@ -157,7 +157,7 @@ config.substitutions.append(("%python", config.kpack_programs["python3"][0]))
 config.substitutions.append(("%kpack_obj", config.kpack_obj_root))
 # The build whose librocm_kpack the CMake consumers install (--component
 # rocm_kpack): the plain build with kpack_plain_libs.
-config.substitutions.append(("%kpack_lib_obj", plain_libs or config.kpack_obj_root))
+config.substitutions.append(("%kpack_runtime_obj", plain_libs or config.kpack_obj_root))
 config.substitutions.append(("%lit", config.kpack_programs["lit"][0]))
 
 if config.sanitized_tools:
