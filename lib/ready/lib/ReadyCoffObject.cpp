@@ -231,8 +231,10 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
     }
   }
   const uint32_t PayloadNameOff = Strings.size();
-  Strings.insert(Strings.end(), PayloadSectionName.begin(),
-                 PayloadSectionName.end());
+  // Copied first: under ASan, clang folds begin() and end() of the constexpr
+  // literal to two different copies of it, which is not a range.
+  const std::string PayloadName = PayloadSectionName.str();
+  Strings.insert(Strings.end(), PayloadName.begin(), PayloadName.end());
   Strings.push_back(0);
   endian::write32le(Strings.data(), static_cast<uint32_t>(Strings.size()));
 

@@ -123,8 +123,9 @@ protected:
       for (kpack_cache_t C : {Own, Shared, Shared}) {
         std::string Out;
         EXPECT_EQ(load(C, Paths, Out), Expected);
-        if (Expected == KPACK_SUCCESS)
+        if (Expected == KPACK_SUCCESS) {
           EXPECT_EQ(Out, Want);
+        }
       }
       kpack_cache_destroy(Own);
     });
