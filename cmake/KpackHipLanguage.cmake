@@ -22,14 +22,69 @@
 #     does not search), and
 #     -mcode-object-version=<n> when they lack the code object ABI the
 #     compiler defaults to (ROCm 5.2's libraries stop at 5; clang 22 defaults
-#     to 6). Flags already there (from -DCMAKE_HIP_FLAGS or HIPFLAGS) are kept
-#     and never duplicated.
+#     to 6) and are linked (not with -nogpulib). Flags already there (from
+#     -DCMAKE_HIP_FLAGS or HIPFLAGS) are kept and never duplicated.
+# Generic targets (gfx11-generic, ...) need code object version 6: with
+# device libraries that stop below, the configure stops naming them, for
+# CMAKE_HIP_ARCHITECTURES and --offload-arch= in the flags at once, for the
+# targets' own HIP_ARCHITECTURES at the end of the configure.
 # A real ROCm root, or a CMAKE_HIP_COMPILER_ROCM_ROOT given by the user, is
 # left alone. Nothing outside the build tree is written.
 
 include_guard(GLOBAL)
 
 set(_kpack_hip_adapter_root "${CMAKE_CURRENT_LIST_DIR}/hip-lang-root")
+
+# Stops the configure when generic processors are among <archs> but the
+# code object version is <version> (< 6): the version the device libraries
+# in <bitcode> stop at.
+function(_kpack_hip_check_generic archs version bitcode)
+  set(_generic ${archs})
+  list(FILTER _generic INCLUDE REGEX "-generic(:|$)")
+  if(_generic AND version LESS 6)
+    list(REMOVE_DUPLICATES _generic)
+    list(JOIN _generic ", " _generic)
+    message(FATAL_ERROR "KpackHipLanguage: ${_generic} needs code object "
+      "version 6, and the device libraries in ${bitcode} stop at ${version} "
+      "(-mcode-object-version=${version}, no oclc_abi_version_600.bc): build "
+      "without them (-nogpulib in CMAKE_HIP_FLAGS), give device libraries that "
+      "have version 6 (--rocm-device-lib-path in CMAKE_HIP_FLAGS), or name "
+      "processors instead of generic targets")
+  endif()
+endfunction()
+
+# The end of the top-level configure: the targets' own HIP_ARCHITECTURES
+# (a project may set them after the module ran) against the version in
+# CMAKE_HIP_FLAGS, when the module set the project up.
+function(_kpack_hip_language_check)
+  if(NOT CMAKE_HIP_COMPILER_ROCM_ROOT STREQUAL _kpack_hip_adapter_root
+     OR NOT CMAKE_HIP_FLAGS MATCHES "-mcode-object-version=([0-9]+)")
+    return()
+  endif()
+  set(_version ${CMAKE_MATCH_1})
+  set(_bitcode "the device library path")
+  if(CMAKE_HIP_FLAGS MATCHES "--(rocm|hip)-device-lib-path=([^ ]+)")
+    set(_bitcode "${CMAKE_MATCH_2}")
+  endif()
+  set(_archs)
+  set(_dirs "${CMAKE_SOURCE_DIR}")
+  while(_dirs)
+    list(POP_FRONT _dirs _dir)
+    get_property(_subdirs DIRECTORY "${_dir}" PROPERTY SUBDIRECTORIES)
+    list(APPEND _dirs ${_subdirs})
+    get_property(_targets DIRECTORY "${_dir}" PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(_target IN LISTS _targets)
+      get_target_property(_type ${_target} TYPE)
+      if(NOT _type STREQUAL "INTERFACE_LIBRARY" AND NOT _type STREQUAL "UTILITY")
+        get_target_property(_target_archs ${_target} HIP_ARCHITECTURES)
+        if(_target_archs)
+          list(APPEND _archs ${_target_archs})
+        endif()
+      endif()
+    endforeach()
+  endwhile()
+  _kpack_hip_check_generic("${_archs}" ${_version} "${_bitcode}")
+endfunction()
 
 function(_kpack_hip_language_setup)
   if(CMAKE_HIP_COMPILER_ROCM_ROOT
@@ -89,8 +144,11 @@ function(_kpack_hip_language_setup)
     if(NOT _flags MATCHES "--(rocm|hip)-device-lib-path")
       list(APPEND _add "--rocm-device-lib-path=${_bitcode}")
     endif()
+    # Only when the device libraries are linked (no -nogpulib): otherwise
+    # their ABI does not matter and clang's default (6) serves every target.
     if(NOT EXISTS "${_bitcode}/oclc_abi_version_600.bc"
-       AND NOT _flags MATCHES "-mcode-object-version")
+       AND NOT _flags MATCHES "-mcode-object-version"
+       AND NOT _flags MATCHES "(^| )-nogpulib( |$)")
       file(GLOB _abis RELATIVE "${_bitcode}" "${_bitcode}/oclc_abi_version_*.bc")
       set(_best 0)
       foreach(_abi IN LISTS _abis)
@@ -99,6 +157,16 @@ function(_kpack_hip_language_setup)
         endif()
       endforeach()
       if(_best GREATER 0)
+        # The generic processors exist from code object version 6 on: a
+        # version below cannot build them (the backend stops).
+        set(_archs ${CMAKE_HIP_ARCHITECTURES})
+        string(REGEX MATCHALL "--offload-arch=[^ ]+" _options "${_flags}")
+        foreach(_option IN LISTS _options)
+          string(REGEX REPLACE "^--offload-arch=" "" _option "${_option}")
+          string(REPLACE "," ";" _option "${_option}")
+          list(APPEND _archs ${_option})
+        endforeach()
+        _kpack_hip_check_generic("${_archs}" ${_best} "${_bitcode}")
         list(APPEND _add "-mcode-object-version=${_best}")
       endif()
     endif()
@@ -119,3 +187,4 @@ function(_kpack_hip_language_setup)
 endfunction()
 
 _kpack_hip_language_setup()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _kpack_hip_language_check)
