@@ -260,10 +260,17 @@ private:
   std::vector<std::vector<size_t>> KeyEntries;
   std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
 
+  /// The TOC of output O (WriterToc.cpp).
   std::vector<uint8_t> buildToc(const Output &O, uint64_t KernelEnd) const;
   /// The shared-segments analysis of every such output (a first pass over
-  /// the sources), then their segments written (SharedSegments.cpp hooks).
+  /// the sources), then their segments written (WriterSharedSegments.cpp).
   static Status writeSharedSegments(
+      std::vector<Job> &Jobs,
+      const std::vector<std::pair<size_t, size_t>> &Sequence,
+      std::vector<std::unique_ptr<Output>> &Outs);
+  /// The pass that reads, compresses and places every code object
+  /// (WriterFrames.cpp).
+  static Status writeFrames(
       std::vector<Job> &Jobs,
       const std::vector<std::pair<size_t, size_t>> &Sequence,
       std::vector<std::unique_ptr<Output>> &Outs);
