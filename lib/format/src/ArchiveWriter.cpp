@@ -8,6 +8,8 @@
 
 #include "kpack/ByteOrder.h"
 
+#include "llvm/Support/TimeProfiler.h"
+
 #include <cstring>
 #include <set>
 
@@ -79,6 +81,15 @@ Status writer::sourceError(const ArchiveWriterOptions &O,
              : std::move(S);
 }
 
+std::string writer::traceDetail(size_t Position, uint64_t Bytes,
+                                const std::string &Key,
+                                const std::string &Arch) {
+  std::string D = "#" + std::to_string(Position) + " " + std::to_string(Bytes);
+  if (!Key.empty())
+    D += " " + Key + " (" + Arch + ")";
+  return D;
+}
+
 unsigned writer::threadsFor(const ArchiveWriterOptions &O) {
   if (O.Threads)
     return O.Threads;
@@ -99,6 +110,14 @@ Status ArchiveWriter::writeArchives(
     std::vector<std::unique_ptr<AtomicFile>> *Uncommitted) {
   if (Jobs.empty())
     return Status::ok();
+  llvm::TimeTraceScope Trace("WriteArchives", [&] {
+    size_t Entries = 0;
+    for (const Job &J : Jobs)
+      Entries += J.Writer->Entries.size();
+    return std::to_string(Jobs.size()) + " archives, " +
+           std::to_string(Entries) + " entries, " +
+           std::to_string(threadsFor(Jobs.front().Writer->Opts)) + " threads";
+  });
   std::vector<std::pair<size_t, size_t>> Sequence = Order;
   size_t Total = 0;
   for (const Job &J : Jobs)
@@ -166,6 +185,7 @@ Status ArchiveWriter::writeArchives(
 
   std::vector<uint64_t> FileBytes(Outs.size());
   for (size_t J = 0; J < Outs.size(); ++J) {
+    llvm::TimeTraceScope TocTrace("TOC", Jobs[J].Path);
     Output &O = *Outs[J];
     O.Segments.releaseContent();
     uint64_t KernelEnd = O.F.offset();
@@ -211,6 +231,7 @@ Status ArchiveWriter::writeArchives(
     }
     return Status::ok();
   }
+  llvm::TimeTraceScope CommitTrace("Commit");
   return commitTogether(Files);
 }
 

@@ -12,6 +12,7 @@
 #include "kpack/ContentHash.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <atomic>
 #include <cstring>
@@ -217,13 +218,21 @@ Status ArchiveWriter::writeFrames(
           if (!It.RawInRange)
             Bufs.Range.truncate(Kept);
         });
-        if (Status S = E.Source.read(Bufs, Data, Size)) {
-          It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
-          continue;
+        const size_t Position = Begin + I;
+        {
+          llvm::TimeTraceScope Trace("Read", [&] {
+            return traceDetail(Position, E.Source.sizeHint(), E.Key, E.Arch);
+          });
+          if (Status S = E.Source.read(Bufs, Data, Size)) {
+            It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
+            continue;
+          }
         }
         It.Size = Size;
         It.Hashed = EO.Deduplicate && O.mayHaveCopy(E.Source.sizeHint(), Size);
         if (It.Hashed) {
+          llvm::TimeTraceScope Trace(
+              "Hash", [&] { return traceDetail(Position, Size); });
           It.Hash = contentHash(Data, Size);
           auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
           for (; B != BEnd && !It.Likely; ++B)
@@ -258,6 +267,8 @@ Status ArchiveWriter::writeFrames(
         }
         It.FrameAt = St.Frames.size();
         St.Frames.resize_for_overwrite(It.FrameAt + 4); // the size, below
+        llvm::TimeTraceScope Trace(
+            "Frame", [&] { return traceDetail(Position, Size); });
         if (Status S = compressFrame(St.Ctx, Data, Size, FP, St.Frames)) {
           It.Err = std::move(S);
           continue;
@@ -277,6 +288,8 @@ Status ArchiveWriter::writeFrames(
     // Results go out in order, so the bytes never depend on timing.
     for (size_t I = 0; I < N; ++I) {
       Item &It = Items[I];
+      llvm::TimeTraceScope Trace(
+          "Place", [&] { return traceDetail(Begin + I, It.Size); });
       if (It.Err)
         return It.Err;
       Output &O = *Outs[Sequence[Begin + I].first];
@@ -355,7 +368,7 @@ Status ArchiveWriter::writeFrames(
             return S;
         } else {
           States[It.Worker]->Pending.push_back(
-              {&O.F, B.Offset, Frame - 4, 4 + FrameSize});
+              {&O.F, B.Offset, Frame - 4, 4 + FrameSize, Begin + I});
           O.Unwritten.emplace(E.Ordinal, Frame);
         }
       } else {
@@ -364,7 +377,7 @@ Status ArchiveWriter::writeFrames(
         B.Size = It.Size;
         if (It.Size) {
           States[It.Worker]->Pending.push_back(
-              {&O.F, B.Offset, Raw, It.Size});
+              {&O.F, B.Offset, Raw, It.Size, Begin + I});
           O.Unwritten.emplace(E.Ordinal, Raw);
         }
       }

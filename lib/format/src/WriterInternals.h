@@ -13,9 +13,11 @@
 #include "kpack/ArchiveWriter.h"
 
 #include "kpack/AtomicFile.h"
+#include "kpack/TimeTrace.h"
 
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <zstd.h>
 
@@ -34,6 +36,12 @@ constexpr uint64_t BlobStart = 64;
 /// Batching charge for a callback source that gave no size hint.
 constexpr uint64_t UnknownSizeCharge = uint64_t(1) << 20;
 constexpr size_t MaxBatchEntries = 1024;
+
+/// The detail of an entry's --time-trace events (docs/benchmarks.md, "Time
+/// traces"): "#<position in the pass> <bytes>", then what names the entry.
+std::string traceDetail(size_t Position, uint64_t Bytes,
+                        const std::string &Key = {},
+                        const std::string &Arch = {});
 
 /// The writer's byte buffers: not zero-filled when resized for overwrite.
 using Bytes = llvm::SmallVector<uint8_t, 0>;
@@ -58,6 +66,7 @@ struct WorkerState {
     uint64_t At;
     const uint8_t *Data;
     size_t Size;
+    size_t Position; ///< in the pass (--time-trace)
   };
   std::vector<PendingWrite> Pending;
   Status WriteErr = Status::ok();
@@ -66,8 +75,11 @@ struct WorkerState {
   Status flushPending() {
     Status Result = Status::ok();
     for (const PendingWrite &P : Pending)
-      if (!Result)
+      if (!Result) {
+        llvm::TimeTraceScope Trace(
+            "Write", [&] { return traceDetail(P.Position, P.Size); });
         Result = P.File->writeReserved(P.At, P.Data, P.Size);
+      }
     Pending.clear();
     Bufs.Range.clear();
     Frames.clear();
@@ -130,7 +142,10 @@ Status runOnWorkers(size_t Items, unsigned MaxThreads, Fn &&Work) {
     if (!Failure)
       Failure = Status::error(std::move(Message));
   };
+  // Pool threads join the calling thread's --time-trace session.
+  const bool Tracing = llvm::timeTraceProfilerEnabled();
   auto Guarded = [&] {
+    TimeTraceWorker Trace(Tracing);
     try {
       Work();
     } catch (const std::bad_alloc &) {
@@ -149,6 +164,10 @@ Status runOnWorkers(size_t Items, unsigned MaxThreads, Fn &&Work) {
   llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Workers));
   for (unsigned T = 0; T < Workers; ++T)
     Pool.async(Guarded);
+  llvm::TimeTraceScope Barrier("Barrier", [&] {
+    return std::to_string(Items) + " items on " + std::to_string(Workers) +
+           " threads";
+  });
   Pool.wait();
   return Failure;
 }

@@ -11,6 +11,7 @@
 #include "kpack/ContentHash.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <atomic>
 #include <set>
@@ -68,6 +69,10 @@ Status ArchiveWriter::writeSharedSegments(
         const ArchiveWriterOptions &EO = Outs[J]->W->Opts;
         const Entry &E = Outs[J]->W->Entries[EI];
         Bufs.Range.clear(); // what it held was not kept
+        llvm::TimeTraceScope Trace("Analyse", [&] {
+          return traceDetail(Analysed[Begin + I], E.Source.sizeHint(), E.Key,
+                             E.Arch);
+        });
         if (Status S = E.Source.read(Bufs, It.Data, It.Size)) {
           It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
           continue;
@@ -116,6 +121,8 @@ Status ArchiveWriter::writeSharedSegments(
       std::vector<uint8_t> Segment;
       for (size_t I; (I = Next.fetch_add(1)) < Count;) {
         O.Segments.segment(static_cast<uint32_t>(I), Segment);
+        llvm::TimeTraceScope Trace(
+            "Segment", [&] { return traceDetail(I, Segment.size()); });
         Errors[I] = compressFrame(Ctx, Segment.data(), Segment.size(),
                                   O.Params, Frames[I]);
       }
