@@ -96,6 +96,12 @@ unsigned writer::threadsFor(const ArchiveWriterOptions &O) {
   return std::max(1u, llvm::hardware_concurrency().compute_thread_count());
 }
 
+uint64_t writer::budgetFor(const ArchiveWriterOptions &O, unsigned Threads) {
+  if (O.BatchBytes)
+    return O.BatchBytes;
+  return std::max(MinBatchBytes, BatchBytesPerThread * Threads);
+}
+
 Status ArchiveWriter::write(const std::string &Path, ArchiveWriteStats *Stats) {
   std::vector<Job> Jobs{{this, Path, {}}};
   if (Status S = writeArchives(Jobs))

@@ -2,7 +2,11 @@
 //
 // The pass of ArchiveWriter::writeArchives() that reads every source once,
 // compresses it and gives each stored blob its place (deduplication by
-// ordinal aliasing), and the zstd frames every phase makes.
+// ordinal aliasing), and the zstd frames every phase makes. The threads
+// start entries as kpack/WriteSchedule.h says, with no barrier; entries are
+// placed in order by whichever thread finishes the one placement waits for,
+// and the placed blobs are written by any thread, so that nothing written
+// depends on timing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,12 +14,15 @@
 
 #include "kpack/ByteOrder.h"
 #include "kpack/ContentHash.h"
+#include "kpack/WriteSchedule.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/TimeProfiler.h"
 
-#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
 
 using namespace kpack;
 using namespace kpack::writer;
@@ -96,12 +103,13 @@ Status writer::decompressFrame(const uint8_t *Frame, size_t FrameSize,
   return Status::ok();
 }
 
-/// The original bytes of stored blob Ordinal, read back from the file.
+/// The original bytes of stored blob Ordinal: InMemory, its frame (zstd)
+/// or bytes ("none") if it is not written yet, or else read back from the
+/// file.
 Status ArchiveWriter::Output::storedContent(uint64_t Ordinal,
+                                             const uint8_t *InMemory,
                                              std::vector<uint8_t> &Out) {
   const Blob &B = Blobs[Ordinal];
-  auto Mem = Unwritten.find(Ordinal);
-  const uint8_t *InMemory = Mem == Unwritten.end() ? nullptr : Mem->second;
   if (!Zstd) {
     Out.resize(B.Size);
     if (InMemory) {
@@ -122,282 +130,353 @@ Status ArchiveWriter::Output::storedContent(uint64_t Ordinal,
   return decompressFrame(InMemory, B.Size, Prefix, B.OriginalSize, Out);
 }
 
+namespace {
+
+/// One entry of the pass, from its read to its write.
+struct Item {
+  Status Err = Status::ok();
+  uint64_t Hash = 0;
+  bool Hashed = false; ///< Hash is set (a copy of it may exist)
+  /// A blob with the same hash and size existed when it was read: its raw
+  /// bytes are kept, unencoded, until it is placed.
+  bool Likely = false;
+  /// Its blob is ready: Frame (zstd), or the raw bytes ("none").
+  bool Encoded = false;
+  size_t Size = 0;
+  const uint8_t *Raw = nullptr; ///< raw bytes kept: a view, or in Kept
+  ReadBuffers Kept;             ///< raw bytes read by the writer and kept
+  Bytes Frame;                  ///< the frame's u32 size, then the frame
+};
+
+/// What one thread keeps from one entry to the next: its zstd context and
+/// read buffers.
+struct ThreadState {
+  ZSTD_CCtx *Ctx = nullptr;
+  ReadBuffers Bufs;
+  std::vector<uint8_t> Prefix;
+  ThreadState() = default;
+  ThreadState(const ThreadState &) = delete;
+  ThreadState &operator=(const ThreadState &) = delete;
+  ~ThreadState() { ZSTD_freeCCtx(Ctx); }
+};
+
+} // namespace
+
 Status ArchiveWriter::writeFrames(
     std::vector<Job> &Jobs,
     const std::vector<std::pair<size_t, size_t>> &Sequence,
     std::vector<std::unique_ptr<Output>> &Outs) {
+  const size_t Count = Sequence.size();
+  if (!Count)
+    return Status::ok();
   const ArchiveWriterOptions &First = Jobs.front().Writer->Opts;
   const unsigned MaxThreads = threadsFor(First);
-  // The sequential phase compresses likely duplicates that turn out not to
-  // be, with its own context.
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx *)> SerialCtx(nullptr,
-                                                              ZSTD_freeCCtx);
-  std::vector<uint8_t> Theirs, Ours;
-  Bytes SerialFrame;
-  std::vector<std::unique_ptr<WorkerState>> States(MaxThreads);
-  for (auto &St : States)
-    St = std::make_unique<WorkerState>();
-
-  struct Item {
-    Status Err;
-    uint64_t Hash = 0;
-    /// A blob with the same hash and size exists already: the bytes are kept
-    /// unencoded until the comparison.
-    bool Likely = false;
-    bool Hashed = false; ///< Hash is set (a copy of it may exist)
-    bool Encoded = false;
-    unsigned Worker = 0;           ///< whose buffers hold what is kept
-    bool RawInRange = false;       ///< raw bytes at RawAt in Bufs.Range
-    const uint8_t *Raw = nullptr;  ///< raw bytes, when kept elsewhere
-    uint64_t RawAt = 0;
-    size_t Size = 0;
-    /// In Frames, when Encoded: the u32 size at FrameAt, then the frame.
-    uint64_t FrameAt = 0, FrameSize = 0;
-    const uint8_t *raw(const std::vector<std::unique_ptr<WorkerState>> &S)
-        const {
-      return RawInRange ? S[Worker]->Bufs.Range.data() + RawAt : Raw;
-    }
+  auto EntryOf = [&](size_t K) -> Entry & {
+    return Outs[Sequence[K].first]->W->Entries[Sequence[K].second];
   };
 
-  for (size_t Begin = 0; Begin < Sequence.size();) {
-    size_t End = batchEnd(Begin, Sequence.size(), First.BatchBytes,
-                          [&](size_t K) {
-                            const auto &[J, I] = Sequence[K];
-                            return Jobs[J].Writer->Entries[I].Source.sizeHint();
-                          });
+  // When each entry starts (kpack/WriteSchedule.h): its cost is its size
+  // hint; its charge, the bytes its read puts in the writer's buffers.
+  std::vector<WriteSchedule::Entry> Plan(Count);
+  for (size_t K = 0; K < Count; ++K) {
+    const EntrySource &Src = EntryOf(K).Source;
+    uint64_t Cost = Src.sizeHint() ? Src.sizeHint() : UnknownSizeCharge;
+    Plan[K] = {Cost, Src.readsIntoBuffers() ? Cost : 0};
+  }
+  WriteSchedule Schedule(std::move(Plan), MaxThreads,
+                         budgetFor(First, MaxThreads));
 
-    size_t N = End - Begin;
-    std::vector<Item> Items(N);
-    std::atomic<size_t> Next{0};
-    std::atomic<unsigned> NextWorker{0};
-    // The previous batch's blobs are written by the threads that hold them
-    // as they start on this batch; the states no thread takes this time,
-    // here.
-    for (std::unique_ptr<Output> &Out : Outs)
-      Out->Unwritten.clear();
-    for (size_t T = std::min<size_t>(MaxThreads, N); T < States.size(); ++T)
-      if (Status S = States[T]->flushPending())
-        return S;
-    // The threads take the largest entries first, so that the batch does
-    // not end with one thread compressing a large entry while the others
-    // wait (bench/therock/schedule.py); results still go out in order.
-    std::vector<size_t> Pick(N);
-    for (size_t I = 0; I < N; ++I)
-      Pick[I] = I;
-    std::sort(Pick.begin(), Pick.end(), [&](size_t A, size_t B) {
-      auto Hint = [&](size_t I) {
-        const auto &[J, EI] = Sequence[Begin + I];
-        return Jobs[J].Writer->Entries[EI].Source.sizeHint();
-      };
-      uint64_t HA = Hint(A), HB = Hint(B);
-      return HA != HB ? HA > HB : A < B;
-    });
-    // Reads (and compresses) in parallel; nothing here depends on timing:
-    // the blob index consulted is the one of the previous batches.
-    auto Work = [&] {
-      const unsigned Me = NextWorker.fetch_add(1);
-      WorkerState &St = *States[Me];
-      if (Status S = St.flushPending()) {
-        St.WriteErr = std::move(S);
-        return;
-      }
-      ReadBuffers &Bufs = St.Bufs;
-      for (size_t K; (K = Next.fetch_add(1)) < N;) {
-        size_t I = Pick[K];
-        Item &It = Items[I];
-        Output &O = *Outs[Sequence[Begin + I].first];
-        const Entry &E = O.W->Entries[Sequence[Begin + I].second];
-        const ArchiveWriterOptions &EO = O.W->Opts;
-        const uint8_t *Data = nullptr;
-        size_t Size = 0;
-        It.Worker = Me;
-        // Range holds the bytes this thread kept; a file range read lands
-        // after them and is dropped again unless kept.
-        const size_t Kept = Bufs.Range.size();
-        llvm::scope_exit Drop([&] {
-          if (!It.RawInRange)
-            Bufs.Range.truncate(Kept);
-        });
-        const size_t Position = Begin + I;
-        {
-          llvm::TimeTraceScope Trace("Read", [&] {
-            return traceDetail(Position, E.Source.sizeHint(), E.Key, E.Arch);
-          });
-          if (Status S = E.Source.read(Bufs, Data, Size)) {
-            It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
-            continue;
-          }
-        }
-        It.Size = Size;
-        It.Hashed = EO.Deduplicate && O.mayHaveCopy(E.Source.sizeHint(), Size);
-        if (It.Hashed) {
-          llvm::TimeTraceScope Trace(
-              "Hash", [&] { return traceDetail(Position, Size); });
-          It.Hash = contentHash(Data, Size);
-          auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
-          for (; B != BEnd && !It.Likely; ++B)
-            It.Likely = O.Blobs[B->second].OriginalSize == Size;
-        }
-        if (!O.Zstd || It.Likely) {
-          // Keep the raw bytes: a view stays valid until write() returns;
-          // bytes read into Bufs stay in (or are appended to) Range.
-          if (Size && Data == Bufs.Produced.data()) {
-            Bufs.Range.append(Data, Data + Size);
-            Data = Bufs.Range.data() + Bufs.Range.size() - Size;
-          }
-          if (Size && Data >= Bufs.Range.data() &&
-              Data < Bufs.Range.data() + Bufs.Range.size()) {
-            It.RawInRange = true;
-            It.RawAt = static_cast<uint64_t>(Data - Bufs.Range.data());
-          } else {
-            It.Raw = Data;
-          }
-          It.Encoded = !O.Zstd;
-          continue;
-        }
-        if (!St.Ctx)
-          St.Ctx = ZSTD_createCCtx();
-        FrameParams FP = O.Params;
-        if (O.Shared) {
-          O.Segments.concatenate(
-              O.Segments.itemSegments(Sequence[Begin + I].second),
-              St.Prefix);
-          FP.Prefix = St.Prefix.data();
-          FP.PrefixSize = St.Prefix.size();
-        }
-        It.FrameAt = St.Frames.size();
-        St.Frames.resize_for_overwrite(It.FrameAt + 4); // the size, below
-        llvm::TimeTraceScope Trace(
-            "Frame", [&] { return traceDetail(Position, Size); });
-        if (Status S = compressFrame(St.Ctx, Data, Size, FP, St.Frames)) {
-          It.Err = std::move(S);
-          continue;
-        }
-        It.FrameSize = St.Frames.size() - It.FrameAt - 4;
-        writeLE<uint32_t>(St.Frames.data() + It.FrameAt,
-                          static_cast<uint32_t>(It.FrameSize));
-        It.Encoded = true;
-      }
-    };
-    if (Status S = runOnWorkers(N, MaxThreads, Work))
-      return S;
-    for (auto &St : States)
-      if (St->WriteErr)
-        return St->WriteErr;
+  std::vector<Item> Items(Count);
+  /// A placed blob's bytes, to be written by any thread.
+  struct PendingWrite {
+    Output *O; ///< whose file and Unwritten blobs
+    uint64_t Ordinal;
+    uint64_t At;
+    const uint8_t *Data;
+    size_t Size;
+    size_t Position; ///< in the pass
+  };
+  // M guards the schedule, the write queue, the Unwritten blobs and the
+  // progress of the pass; IndexLock the blob index (Blobs, ByHash), which
+  // the placing thread extends while others look up likely duplicates.
+  std::mutex M, IndexLock;
+  std::condition_variable Changed;
+  std::deque<PendingWrite> Writes;
+  std::vector<uint8_t> Finished(Count);
+  size_t Placed = 0;
+  bool Placing = false, Failed = false;
+  Status Failure = Status::ok();
+  auto Fail = [&](Status S) { // M held
+    if (!Failed)
+      Failure = std::move(S);
+    Failed = true;
+    Changed.notify_all();
+  };
 
-    // Results go out in order, so the bytes never depend on timing.
-    for (size_t I = 0; I < N; ++I) {
-      Item &It = Items[I];
-      llvm::TimeTraceScope Trace(
-          "Place", [&] { return traceDetail(Begin + I, It.Size); });
-      if (It.Err)
-        return It.Err;
-      Output &O = *Outs[Sequence[Begin + I].first];
-      Entry &E = O.W->Entries[Sequence[Begin + I].second];
-      E.OriginalSize = It.Size;
-      const uint8_t *Raw = It.raw(States);
-      const uint8_t *Frame =
-          States[It.Worker]->Frames.data() + It.FrameAt + 4;
-      uint64_t FrameSize = It.FrameSize;
-      const std::vector<uint32_t> NoSegments;
-      const std::vector<uint32_t> &EntrySegments =
-          O.Shared ? O.Segments.itemSegments(Sequence[Begin + I].second)
-                   : NoSegments;
-
-      if (It.Hashed) {
-        bool Found = false;
-        auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
-        for (; B != BEnd && !Found; ++B) {
-          if (O.Blobs[B->second].OriginalSize != It.Size)
-            continue;
-          const uint8_t *Mine = Raw;
-          if (!Mine) { // encoded in this batch: compare the decoded frame
-            std::vector<uint8_t> Prefix;
-            O.Segments.concatenate(EntrySegments, Prefix);
-            if (Status S = decompressFrame(Frame, FrameSize, Prefix, It.Size,
-                                           Ours))
-              return S;
-            Mine = Ours.data();
-          }
-          if (Status S = O.storedContent(B->second, Theirs))
-            return S;
-          if (It.Size == 0 || std::memcmp(Theirs.data(), Mine, It.Size) == 0) {
-            E.Ordinal = B->second;
-            ++O.Deduplicated;
-            Found = true;
-          }
-        }
-        if (Found)
-          continue;
+  // Reads, hashes and compresses entry K on this thread (M not held);
+  // returns the bytes it holds until written.
+  auto Prepare = [&](size_t K, ThreadState &T) -> uint64_t {
+    Item &It = Items[K];
+    Output &O = *Outs[Sequence[K].first];
+    const Entry &E = EntryOf(K);
+    const ArchiveWriterOptions &EO = O.W->Opts;
+    const uint8_t *Data = nullptr;
+    size_t Size = 0;
+    T.Bufs.Range.clear();
+    {
+      llvm::TimeTraceScope Trace("Read", [&] {
+        return traceDetail(K, E.Source.sizeHint(), E.Key, E.Arch);
+      });
+      if (Status S = E.Source.read(T.Bufs, Data, Size)) {
+        It.Err = sourceError(EO, E.Key, E.Arch, std::move(S));
+        return 0;
       }
-
-      if (!It.Encoded) { // a likely duplicate that was not one
-        if (!SerialCtx)
-          SerialCtx.reset(ZSTD_createCCtx());
-        std::vector<uint8_t> Prefix;
-        O.Segments.concatenate(EntrySegments, Prefix);
-        FrameParams FP = O.Params;
-        FP.Prefix = Prefix.data();
-        FP.PrefixSize = Prefix.size();
-        SerialFrame.clear();
-        if (Status S = compressFrame(SerialCtx.get(), Raw, It.Size, FP,
-                                     SerialFrame))
-          return S;
-        Frame = SerialFrame.data();
-        FrameSize = SerialFrame.size();
-      }
-      // The blob gets its place now; the thread holding its bytes writes
-      // them there (a frame made here is written at once).
-      Blob B;
-      B.OriginalSize = It.Size;
-      B.Segments = EntrySegments;
-      E.Ordinal = O.Blobs.size();
-      if (O.Zstd) {
-        if (FrameSize > UINT32_MAX)
-          return Status::error(E.Key + " (" + E.Arch +
-                               "): compressed frame exceeds 4 GiB");
-        if (Status S = O.F.reserve(4 + FrameSize, B.Offset))
-          return S;
-        B.Size = FrameSize;
-        if (!It.Encoded) {
-          uint8_t SizeField[4];
-          writeLE<uint32_t>(SizeField, static_cast<uint32_t>(FrameSize));
-          if (Status S = O.F.writeReserved(B.Offset, SizeField, 4))
-            return S;
-          if (Status S = O.F.writeReserved(B.Offset + 4, Frame, FrameSize))
-            return S;
-        } else {
-          States[It.Worker]->Pending.push_back(
-              {&O.F, B.Offset, Frame - 4, 4 + FrameSize, Begin + I});
-          O.Unwritten.emplace(E.Ordinal, Frame);
-        }
-      } else {
-        if (Status S = O.F.reserve(It.Size, B.Offset))
-          return S;
-        B.Size = It.Size;
-        if (It.Size) {
-          States[It.Worker]->Pending.push_back(
-              {&O.F, B.Offset, Raw, It.Size, Begin + I});
-          O.Unwritten.emplace(E.Ordinal, Raw);
-        }
-      }
-      if (It.Hashed)
-        O.ByHash.emplace(It.Hash, E.Ordinal);
-      O.Blobs.push_back(B);
     }
-    Begin = End;
-  }
-  // The last batch's blobs, each thread writing its own.
-  {
-    std::atomic<unsigned> NextWorker{0};
-    if (Status S = runOnWorkers(States.size(), MaxThreads, [&] {
-          WorkerState &St = *States[NextWorker.fetch_add(1)];
-          St.WriteErr = St.flushPending();
-        }))
-      return S;
-    for (auto &St : States)
-      if (St->WriteErr)
-        return St->WriteErr;
-  }
-  return Status::ok();
+    It.Size = Size;
+    It.Hashed = EO.Deduplicate && O.mayHaveCopy(E.Source.sizeHint(), Size);
+    if (It.Hashed) {
+      llvm::TimeTraceScope Trace("Hash",
+                                 [&] { return traceDetail(K, Size); });
+      It.Hash = contentHash(Data, Size);
+      std::lock_guard<std::mutex> Lock(IndexLock);
+      auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
+      for (; B != BEnd && !It.Likely; ++B)
+        It.Likely = O.Blobs[B->second].OriginalSize == Size;
+    }
+    if (!O.Zstd || It.Likely) {
+      // Keep the raw bytes: a view stays valid until write() returns;
+      // bytes read into this thread's buffers move to the item.
+      uint64_t Held = 0;
+      if (Size && T.Bufs.holds(Data)) {
+        It.Kept.swap(T.Bufs);
+        Held = Size;
+      }
+      It.Raw = Data;
+      It.Encoded = !O.Zstd;
+      return Held;
+    }
+    if (!T.Ctx)
+      T.Ctx = ZSTD_createCCtx();
+    FrameParams FP = O.Params;
+    if (O.Shared) {
+      O.Segments.concatenate(O.Segments.itemSegments(Sequence[K].second),
+                             T.Prefix);
+      FP.Prefix = T.Prefix.data();
+      FP.PrefixSize = T.Prefix.size();
+    }
+    It.Frame.resize_for_overwrite(4); // the size, below
+    {
+      llvm::TimeTraceScope Trace("Frame",
+                                 [&] { return traceDetail(K, Size); });
+      if (Status S = compressFrame(T.Ctx, Data, Size, FP, It.Frame)) {
+        It.Err = std::move(S);
+        return 0;
+      }
+    }
+    writeLE<uint32_t>(It.Frame.data(),
+                      static_cast<uint32_t>(It.Frame.size() - 4));
+    It.Encoded = true;
+    return It.Frame.size();
+  };
+
+  // Places entry K, in order (one thread at a time, M not held): decides
+  // deduplication against every blob placed before it, gives a new blob
+  // its place; its bytes are then written by any thread (Write set).
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx *)> SerialCtx(nullptr,
+                                                              ZSTD_freeCCtx);
+  std::vector<uint8_t> Theirs, Ours, InMemory;
+  auto Place = [&](size_t K, std::optional<PendingWrite> &Write) -> Status {
+    Item &It = Items[K];
+    llvm::TimeTraceScope Trace("Place",
+                               [&] { return traceDetail(K, It.Size); });
+    if (It.Err)
+      return It.Err;
+    Output &O = *Outs[Sequence[K].first];
+    Entry &E = EntryOf(K);
+    E.OriginalSize = It.Size;
+    const std::vector<uint32_t> NoSegments;
+    const std::vector<uint32_t> &EntrySegments =
+        O.Shared ? O.Segments.itemSegments(Sequence[K].second) : NoSegments;
+
+    if (It.Hashed) {
+      // Only this thread adds to the index: it reads it without IndexLock.
+      auto [B, BEnd] = O.ByHash.equal_range(It.Hash);
+      for (; B != BEnd; ++B) {
+        if (O.Blobs[B->second].OriginalSize != It.Size)
+          continue;
+        const uint8_t *Mine = It.Raw;
+        if (!Mine) { // encoded already: compare the decoded frame
+          std::vector<uint8_t> Prefix;
+          O.Segments.concatenate(EntrySegments, Prefix);
+          if (Status S = decompressFrame(It.Frame.data() + 4,
+                                         It.Frame.size() - 4, Prefix,
+                                         It.Size, Ours))
+            return S;
+          Mine = Ours.data();
+        }
+        // A blob not written yet is read from memory, copied while no
+        // thread can finish writing (and free) it.
+        bool Unwritten = false;
+        {
+          std::lock_guard<std::mutex> Lock(M);
+          auto Mem = O.Unwritten.find(B->second);
+          if (Mem != O.Unwritten.end()) {
+            const Blob &Stored = O.Blobs[B->second];
+            InMemory.assign(Mem->second, Mem->second + Stored.Size);
+            Unwritten = true;
+          }
+        }
+        if (Status S = O.storedContent(
+                B->second, Unwritten ? InMemory.data() : nullptr, Theirs))
+          return S;
+        if (It.Size == 0 || std::memcmp(Theirs.data(), Mine, It.Size) == 0) {
+          E.Ordinal = B->second;
+          ++O.Deduplicated;
+          return Status::ok();
+        }
+      }
+    }
+
+    if (!It.Encoded) { // a likely duplicate that was not one
+      if (!SerialCtx)
+        SerialCtx.reset(ZSTD_createCCtx());
+      std::vector<uint8_t> Prefix;
+      O.Segments.concatenate(EntrySegments, Prefix);
+      FrameParams FP = O.Params;
+      FP.Prefix = Prefix.data();
+      FP.PrefixSize = Prefix.size();
+      It.Frame.resize_for_overwrite(4);
+      llvm::TimeTraceScope Trace("Frame",
+                                 [&] { return traceDetail(K, It.Size); });
+      if (Status S =
+              compressFrame(SerialCtx.get(), It.Raw, It.Size, FP, It.Frame))
+        return S;
+      writeLE<uint32_t>(It.Frame.data(),
+                        static_cast<uint32_t>(It.Frame.size() - 4));
+    }
+    Blob B;
+    B.OriginalSize = It.Size;
+    B.Segments = EntrySegments;
+    E.Ordinal = O.Blobs.size();
+    if (O.Zstd) {
+      uint64_t FrameSize = It.Frame.size() - 4;
+      if (FrameSize > UINT32_MAX)
+        return Status::error(E.Key + " (" + E.Arch +
+                             "): compressed frame exceeds 4 GiB");
+      if (Status S = O.F.reserve(4 + FrameSize, B.Offset))
+        return S;
+      B.Size = FrameSize;
+      Write = PendingWrite{&O, E.Ordinal, B.Offset, It.Frame.data(),
+                           It.Frame.size(), K};
+    } else {
+      if (Status S = O.F.reserve(It.Size, B.Offset))
+        return S;
+      B.Size = It.Size;
+      if (It.Size)
+        Write = PendingWrite{&O, E.Ordinal, B.Offset, It.Raw, It.Size, K};
+    }
+    std::lock_guard<std::mutex> Lock(IndexLock);
+    if (It.Hashed)
+      O.ByHash.emplace(It.Hash, E.Ordinal);
+    O.Blobs.push_back(std::move(B));
+    return Status::ok();
+  };
+
+  // Frees what entry K held (M not held). Moved out: a SmallVector assigned
+  // an empty one keeps its buffer.
+  auto Release = [&](size_t K) {
+    Bytes Frame = std::move(Items[K].Frame);
+    Bytes Range = std::move(Items[K].Kept.Range);
+    std::vector<uint8_t> Produced = std::move(Items[K].Kept.Produced);
+  };
+
+  // Every thread: writes placed blobs first, else starts the entry the
+  // schedule gives, else waits. The thread that finishes an entry places
+  // every finished entry that follows the placed ones.
+  auto Work = [&] {
+    ThreadState T;
+    std::unique_lock<std::mutex> Lock(M);
+    auto PlaceReady = [&] {
+      Placing = true;
+      while (!Failed && Placed < Count && Finished[Placed]) {
+        size_t K = Placed;
+        std::optional<PendingWrite> Write;
+        Lock.unlock();
+        Status S = Place(K, Write);
+        bool Free = !S && !Write;
+        if (Free)
+          Release(K);
+        Lock.lock();
+        if (S) {
+          Fail(std::move(S));
+          break;
+        }
+        if (Write) {
+          Write->O->Unwritten.emplace(Write->Ordinal,
+                                      Write->Data + (Write->O->Zstd ? 4 : 0));
+          Writes.push_back(*Write);
+        } else {
+          Schedule.released(K);
+        }
+        ++Placed;
+        Changed.notify_all();
+      }
+      Placing = false;
+    };
+    try {
+      while (!Failed) {
+        if (!Writes.empty()) {
+          PendingWrite W = Writes.front();
+          Writes.pop_front();
+          Lock.unlock();
+          Status S = Status::ok();
+          {
+            llvm::TimeTraceScope Trace(
+                "Write", [&] { return traceDetail(W.Position, W.Size); });
+            S = W.O->F.writeReserved(W.At, W.Data, W.Size);
+          }
+          Lock.lock();
+          if (S) {
+            Fail(std::move(S));
+            break;
+          }
+          W.O->Unwritten.erase(W.Ordinal);
+          Lock.unlock();
+          Release(W.Position);
+          Lock.lock();
+          Schedule.released(W.Position);
+          Changed.notify_all();
+          continue;
+        }
+        size_t K = Schedule.next();
+        if (K != WriteSchedule::None) {
+          Lock.unlock();
+          uint64_t Held = Prepare(K, T);
+          Lock.lock();
+          Finished[K] = 1;
+          Schedule.finished(K, Held);
+          Changed.notify_all(); // memory changed; the exemption may apply
+          if (!Placing)
+            PlaceReady();
+          continue;
+        }
+        if (Placed == Count)
+          break; // every blob placed, the writes queued taken
+        llvm::TimeTraceScope Trace("Barrier", [&] {
+          return std::string(Schedule.allStarted() ? "end of the pass"
+                                                   : "memory budget");
+        });
+        Changed.wait(Lock);
+      }
+    } catch (...) {
+      if (!Lock.owns_lock())
+        Lock.lock();
+      Failed = true;
+      Changed.notify_all();
+      throw;
+    }
+  };
+  if (Status S = runOnWorkers(Count, MaxThreads, Work))
+    return S;
+  return Failure;
 }

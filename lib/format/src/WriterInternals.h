@@ -46,52 +46,6 @@ std::string traceDetail(size_t Position, uint64_t Bytes,
 /// The writer's byte buffers: not zero-filled when resized for overwrite.
 using Bytes = llvm::SmallVector<uint8_t, 0>;
 
-/// What one of the writer's threads keeps from one batch to the next, so
-/// that a long write reuses a few buffers instead of allocating (and, for
-/// large ones, mapping and unmapping) one or two per entry: its zstd
-/// context, its read buffers, and this batch's frames and kept raw bytes,
-/// back to back (items refer to them by offset).
-struct WorkerState {
-  ZSTD_CCtx *Ctx = nullptr;
-  ReadBuffers Bufs; ///< Bufs.Range: this batch's kept raw bytes, then the
-                    ///< entry being read
-  Bytes Frames;     ///< this batch's frames, each after its u32 size
-  std::vector<uint8_t> Prefix;
-  /// Bytes of this thread's buffers (or of sources' views) that the
-  /// in-order pass gave a place in an archive: the thread writes them there
-  /// before it reuses its buffers for the next batch, while the other
-  /// threads compress.
-  struct PendingWrite {
-    const AtomicFile *File;
-    uint64_t At;
-    const uint8_t *Data;
-    size_t Size;
-    size_t Position; ///< in the pass (--time-trace)
-  };
-  std::vector<PendingWrite> Pending;
-  Status WriteErr = Status::ok();
-
-  /// Writes the pending bytes and empties the buffers for a new batch.
-  Status flushPending() {
-    Status Result = Status::ok();
-    for (const PendingWrite &P : Pending)
-      if (!Result) {
-        llvm::TimeTraceScope Trace(
-            "Write", [&] { return traceDetail(P.Position, P.Size); });
-        Result = P.File->writeReserved(P.At, P.Data, P.Size);
-      }
-    Pending.clear();
-    Bufs.Range.clear();
-    Frames.clear();
-    return Result;
-  }
-
-  WorkerState() = default;
-  WorkerState(const WorkerState &) = delete;
-  WorkerState &operator=(const WorkerState &) = delete;
-  ~WorkerState() { ZSTD_freeCCtx(Ctx); }
-};
-
 /// How one frame is compressed.
 struct FrameParams {
   int Level = DefaultZstdLevel;
@@ -128,6 +82,9 @@ Status sourceError(const ArchiveWriterOptions &O, const std::string &Key,
 /// The thread count of a write: the option, or the threads this process
 /// may run on (CPU affinity), not the machine's cores.
 unsigned threadsFor(const ArchiveWriterOptions &O);
+/// The memory budget of a write on Threads threads (BatchBytes, or its
+/// default).
+uint64_t budgetFor(const ArchiveWriterOptions &O, unsigned Threads);
 
 /// Runs Work on up to MaxThreads threads of a pool (this one waits); Work
 /// takes its items from a shared counter. An exception escaping Work (an
@@ -235,9 +192,9 @@ struct ArchiveWriter::Output {
   /// once their ordinals and segment lists are known (WriterToc.cpp).
   Status writeSegmentIndex();
 
-  /// The original bytes of stored blob Ordinal, read back from the file
-  /// (WriterFrames.cpp).
-  Status storedContent(uint64_t Ordinal, std::vector<uint8_t> &Out);
+  /// The original bytes of stored blob Ordinal (WriterFrames.cpp).
+  Status storedContent(uint64_t Ordinal, const uint8_t *InMemory,
+                       std::vector<uint8_t> &Out);
 };
 
 } // namespace kpack

@@ -53,7 +53,8 @@ Status ArchiveWriter::writeSharedSegments(
     Jobs[J].Writer->Entries[I].Source.willRead();
   }
   for (size_t Begin = 0; Begin < Analysed.size();) {
-    size_t End = batchEnd(Begin, Analysed.size(), First.BatchBytes,
+    size_t End = batchEnd(Begin, Analysed.size(),
+                          budgetFor(First, MaxThreads),
                           [&](size_t K) {
                             const auto &[J, I] = Sequence[Analysed[K]];
                             return Jobs[J].Writer->Entries[I].Source.sizeHint();
