@@ -138,6 +138,14 @@ int main(int Argc, char **Argv) {
     return U.ru_utime.tv_sec + U.ru_stime.tv_sec +
            (U.ru_utime.tv_usec + U.ru_stime.tv_usec) / 1e6;
   };
+  // The writer's memory: how far the process's peak RSS rises above what
+  // the decoded inputs took.
+  auto PeakMiB = [] {
+    struct rusage U;
+    getrusage(RUSAGE_SELF, &U);
+    return U.ru_maxrss / 1024.0;
+  };
+  const double PeakBefore = PeakMiB();
   for (unsigned R = 0; R < Rounds; ++R) {
     std::unique_ptr<TimeTraceSession> Session;
     if (!Trace.empty() && R + 1 == Rounds)
@@ -153,11 +161,11 @@ int main(int Argc, char **Argv) {
                       .count();
     double Cpu = CpuSeconds() - CpuStart;
     std::printf("entries %llu, input %.1f MiB, archive %.1f MiB (%.2fx), "
-                "%.3f s wall, %.3f s cpu, %.1f MiB/s\n",
+                "%.3f s wall, %.3f s cpu, %.1f MiB/s, peak RSS +%.1f MiB\n",
                 static_cast<unsigned long long>(Stats.Entries),
                 Total / 1048576.0, Stats.FileBytes / 1048576.0,
                 Stats.FileBytes ? double(Total) / Stats.FileBytes : 0.0, Secs,
-                Cpu, Total / 1048576.0 / Secs);
+                Cpu, Total / 1048576.0 / Secs, PeakMiB() - PeakBefore);
     std::fflush(stdout);
     if (Session)
       if (Status S = Session->write(Trace))

@@ -237,7 +237,6 @@ Status ArchiveWriter::writeArchives(
     }
     return Status::ok();
   }
-  llvm::TimeTraceScope CommitTrace("Commit");
   return commitTogether(Files);
 }
 

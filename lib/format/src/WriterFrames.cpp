@@ -14,6 +14,7 @@
 
 #include "kpack/ByteOrder.h"
 #include "kpack/ContentHash.h"
+#include "kpack/WriteProgress.h"
 #include "kpack/WriteSchedule.h"
 
 #include "llvm/Support/TimeProfiler.h"
@@ -178,11 +179,20 @@ Status ArchiveWriter::writeFrames(
   // When each entry starts (kpack/WriteSchedule.h): its cost is its size
   // hint; its charge, the bytes its read puts in the writer's buffers.
   std::vector<WriteSchedule::Entry> Plan(Count);
+  // Progress (kpack/WriteProgress.h): the bytes are known in advance when
+  // every source gives its size.
+  WriteProgress Progress;
+  Progress.Phase = "writing archives";
+  Progress.Total = Count;
   for (size_t K = 0; K < Count; ++K) {
     const EntrySource &Src = EntryOf(K).Source;
     uint64_t Cost = Src.sizeHint() ? Src.sizeHint() : UnknownSizeCharge;
     Plan[K] = {Cost, Src.readsIntoBuffers() ? Cost : 0};
+    Progress.TotalBytes = Src.sizeHint() && (K == 0 || Progress.TotalBytes)
+                              ? Progress.TotalBytes + Src.sizeHint()
+                              : 0;
   }
+  reportWriteProgress(Progress);
   WriteSchedule Schedule(std::move(Plan), MaxThreads,
                          budgetFor(First, MaxThreads));
 
@@ -419,6 +429,10 @@ Status ArchiveWriter::writeFrames(
           Schedule.released(K);
         }
         ++Placed;
+        Progress.Done = Placed;
+        Progress.Bytes += Items[K].Size;
+        Progress.Finished = Placed == Count;
+        reportWriteProgress(Progress);
         Changed.notify_all();
       }
       Placing = false;

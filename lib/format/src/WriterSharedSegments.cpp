@@ -9,11 +9,13 @@
 #include "WriterInternals.h"
 
 #include "kpack/ContentHash.h"
+#include "kpack/WriteProgress.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/TimeProfiler.h"
 
 #include <atomic>
+#include <mutex>
 #include <set>
 
 using namespace kpack;
@@ -52,6 +54,9 @@ Status ArchiveWriter::writeSharedSegments(
     const auto &[J, I] = Sequence[K];
     Jobs[J].Writer->Entries[I].Source.willRead();
   }
+  WriteProgress Analysis;
+  Analysis.Phase = "analysing shared content";
+  Analysis.Total = Analysed.size();
   for (size_t Begin = 0; Begin < Analysed.size();) {
     size_t End = batchEnd(Begin, Analysed.size(),
                           budgetFor(First, MaxThreads),
@@ -94,9 +99,13 @@ Status ArchiveWriter::writeSharedSegments(
       if (!Outs[J]->W->Opts.Deduplicate ||
           Seen[J].emplace(It.Hash, It.Size).second)
         Index[J]->add(static_cast<uint32_t>(EI), It.Data, It.Chunks);
+      Analysis.Bytes += It.Size;
       It = Item();
     }
     Begin = End;
+    Analysis.Done = End;
+    Analysis.Finished = End == Analysed.size();
+    reportWriteProgress(Analysis);
   }
 
   // The segments of each archive, compressed in parallel, their frames
@@ -116,6 +125,11 @@ Status ArchiveWriter::writeSharedSegments(
     std::vector<Bytes> Frames(Count);
     std::vector<Status> Errors(Count);
     std::atomic<size_t> Next{0};
+    std::mutex ProgressLock;
+    WriteProgress Progress;
+    Progress.Phase = "compressing shared segments";
+    Progress.Unit = "segments";
+    Progress.Total = Count;
     if (Status S = runOnWorkers(Count, MaxThreads, [&] {
       ZSTD_CCtx *Ctx = ZSTD_createCCtx();
       llvm::scope_exit FreeCtx([&] { ZSTD_freeCCtx(Ctx); });
@@ -126,6 +140,10 @@ Status ArchiveWriter::writeSharedSegments(
             "Segment", [&] { return traceDetail(I, Segment.size()); });
         Errors[I] = compressFrame(Ctx, Segment.data(), Segment.size(),
                                   O.Params, Frames[I]);
+        std::lock_guard<std::mutex> Lock(ProgressLock);
+        Progress.Bytes += Segment.size();
+        Progress.Finished = ++Progress.Done == Count;
+        reportWriteProgress(Progress);
       }
     }))
       return S;
