@@ -138,15 +138,20 @@ int main(int Argc, char **Argv) {
     return U.ru_utime.tv_sec + U.ru_stime.tv_sec +
            (U.ru_utime.tv_usec + U.ru_stime.tv_usec) / 1e6;
   };
-  // The writer's memory: how far the process's peak RSS rises above what
-  // the decoded inputs took.
-  auto PeakMiB = [] {
-    struct rusage U;
-    getrusage(RUSAGE_SELF, &U);
-    return U.ru_maxrss / 1024.0;
+  // The writer's memory: how far the process's peak RSS (VmHWM, reset
+  // before each round where Linux allows) rises above its RSS before the
+  // write, i.e. above the decoded inputs.
+  auto StatusMiB = [](const char *Field) {
+    std::ifstream Status("/proc/self/status");
+    std::string Line;
+    while (std::getline(Status, Line))
+      if (Line.rfind(Field, 0) == 0)
+        return std::strtod(Line.c_str() + std::strlen(Field), nullptr) / 1024;
+    return 0.0;
   };
-  const double PeakBefore = PeakMiB();
   for (unsigned R = 0; R < Rounds; ++R) {
+    std::ofstream("/proc/self/clear_refs") << "5";
+    const double RssBefore = StatusMiB("VmRSS:");
     std::unique_ptr<TimeTraceSession> Session;
     if (!Trace.empty() && R + 1 == Rounds)
       Session = std::make_unique<TimeTraceSession>(
@@ -165,7 +170,7 @@ int main(int Argc, char **Argv) {
                 static_cast<unsigned long long>(Stats.Entries),
                 Total / 1048576.0, Stats.FileBytes / 1048576.0,
                 Stats.FileBytes ? double(Total) / Stats.FileBytes : 0.0, Secs,
-                Cpu, Total / 1048576.0 / Secs, PeakMiB() - PeakBefore);
+                Cpu, Total / 1048576.0 / Secs, StatusMiB("VmHWM:") - RssBefore);
     std::fflush(stdout);
     if (Session)
       if (Status S = Session->write(Trace))

@@ -17,7 +17,10 @@
 # growth. Traces and the raw log go to OUT (default $OUT, else ./device-out).
 # On 16 cores it takes well under a minute.
 #
-# usage: bench/writer/device-run.sh DIR [OUT]
+# On a shared machine, RT=1 runs each timed command under SCHED_FIFO
+# (`chrt -f 10`, root), as bench/therock/scaling.sh does.
+#
+# usage: [RT=1] [THREADS="1 2 ..."] [ROUNDS=N] bench/writer/device-run.sh DIR [OUT]
 set -euo pipefail
 DIR=$(cd "${1:?usage: device-run.sh DIR [OUT]}" && pwd)
 OUT=${2:-${OUT:-device-out}}
@@ -28,6 +31,11 @@ OUT=$(cd "$OUT" && pwd)
 ARCHIVE=$(ls "$DIR"/*.kpack | head -n 1)
 BENCHES=(kpack-writer-bench)
 [[ -x $DIR/kpack-writer-bench-batches ]] && BENCHES+=(kpack-writer-bench-batches)
+PRIO=()
+if [[ ${RT:-0} == 1 ]]; then
+  PRIO=(chrt -f 10)
+  "${PRIO[@]}" true || { echo "device-run.sh: chrt -f needs root" >&2; exit 1; }
+fi
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 LOG=$OUT/runs.log
@@ -37,7 +45,7 @@ LOG=$OUT/runs.log
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)${PRIO:+ (timed runs under ${PRIO[*]})}"
   echo "input: $(basename "$ARCHIVE") ($(stat -c %s "$ARCHIVE") bytes)"
 } | tee "$OUT/machine.txt"
 
@@ -45,7 +53,7 @@ run() { # BENCH THREADS ROUND [extra args]
   local B=$1 T=$2 R=$3
   shift 3
   local Line
-  Line=$("$DIR/$B" -j "$T" "$@" "$SCRATCH/$B-$T.kpack" "$ARCHIVE")
+  Line=$(${PRIO[@]+"${PRIO[@]}"} "$DIR/$B" -j "$T" "$@" "$SCRATCH/$B-$T.kpack" "$ARCHIVE")
   echo "$B $T $R $Line" >> "$LOG"
 }
 

@@ -138,8 +138,10 @@ def bound(t, n):
             "bound": max(cpu / n + t["serial"], chain, largest + t["serial"])}
 
 
-def model_batches(t, n, budget):
-    """The batch rule the writer had before (WriterFrames.cpp at 04a453a)."""
+def model_batches(t, n, budget, detail=None):
+    """The batch rule the writer had before (WriterFrames.cpp at 04a453a).
+    With detail (a list), one (entries, MiB, cpu, largest, makespan) tuple
+    per batch is appended to it."""
     es = t["entries"]
     now = 0.0
     pending = [[] for _ in range(n)]  # writes each thread does next batch
@@ -167,6 +169,11 @@ def model_batches(t, n, budget):
         end_time = max(at for at, _ in free)
         # Threads the batch did not need write their frames on the caller.
         end_time += sum(sum(pending[w]) for w in range(workers, n))
+        if detail is not None:
+            detail.append((len(batch), sum(e.size for e in batch) / (1 << 20),
+                           sum(e.work for e in batch) / 1e3,
+                           max(e.work for e in batch) / 1e3,
+                           (end_time - now) / 1e3))
         now = end_time + sum(e.place for e in batch)
         pending = [[e.write for e in took[w]] for w in range(n)]
         begin = end
@@ -273,6 +280,8 @@ def main():
                    "the writer's, max(64, 8 x threads)")
     p.add_argument("--charge", choices=("view", "copy"), default="view")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--batches", action="store_true",
+                   help="also list the old rule's batches at each thread count")
     a = p.parse_args()
     t = load(a.trace)
     threads = ([int(x) for x in a.threads.split(",")] if a.threads
@@ -313,6 +322,15 @@ def main():
               f"{r['largest']:8.1f} {r['bound']:6.1f} | "
               f"{r['model_batches']:14.1f} {r['model_new']:6.1f} "
               f"({r['model_new'] / r['bound']:.2f}) {r['model_new_peak_held_mib']:8.1f} MiB")
+    if a.batches:
+        for n in threads:
+            detail = []
+            model_batches(t, n, int(a.budget * (1 << 20)) or MIN_BATCH_BYTES,
+                          detail)
+            print(f"batches at {n} threads: entries, MiB, cpu ms, largest "
+                  "frame ms, makespan ms (>= max(largest, cpu / N))")
+            for d in detail:
+                print("  %4d %7.1f %8.1f %8.1f %8.1f" % d)
 
 
 if __name__ == "__main__":
