@@ -139,7 +139,7 @@ def bound(t, n):
 
 
 def model_batches(t, n, budget, detail=None):
-    """The batch rule the writer had before (WriterFrames.cpp at 04a453a).
+    """The batch rule the writer had before (WriterFrames.cpp at 41af7b6).
     With detail (a list), one (entries, MiB, cpu, largest, makespan) tuple
     per batch is appended to it."""
     es = t["entries"]
