@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/TimeProfiler.h"
 
 using namespace llvm;
 
@@ -85,6 +86,7 @@ Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan) {
 Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
                      const KpackOptions &Opts, const EmitPlan &Plan,
                      const PayloadStore &Payloads) {
+  TimeTraceScope Trace("Finalize", OutputPath);
   auto BufOrErr = MemoryBuffer::getFile(LinkedPath, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   if (!BufOrErr)

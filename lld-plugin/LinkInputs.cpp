@@ -23,6 +23,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -748,6 +749,7 @@ private:
 
 Expected<PreparedInputs> prepareInputs(const LinkerArgs &Linker,
                                        TempDir &Temp) {
+  TimeTraceScope Trace("Prepare inputs");
   PreparedInputs Result;
   const std::vector<std::string> &Args = Linker.Args;
 

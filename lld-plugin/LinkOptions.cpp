@@ -121,8 +121,35 @@ parseCommandLine(const std::vector<std::string> &Argv) {
   KpackOptions &K = Result.Kpack;
   LinkerArgs &L = Result.Linker;
 
+  // lld's --time-trace options, kept for lld unless the link emits
+  // archives (then ld.kpack records the trace itself).
+  std::vector<std::string> TimeTraceArgs;
   for (size_t I = 0; I < Argv.size(); ++I) {
     StringRef Arg = Argv[I];
+    StringRef Name = Arg.drop_front(Arg.starts_with("--") ? 2 : 1);
+    if (Arg.starts_with("-") &&
+        (Name == "time-trace" || Name.starts_with("time-trace="))) {
+      K.TimeTrace = Name.consume_front("time-trace=") ? Name.str() : "";
+      TimeTraceArgs.push_back(Argv[I]);
+      continue;
+    }
+    if (Arg.starts_with("-") && Name.starts_with("time-trace-granularity")) {
+      StringRef Value = Name.drop_front(strlen("time-trace-granularity"));
+      TimeTraceArgs.push_back(Argv[I]);
+      if (Value.empty()) {
+        if (I + 1 >= Argv.size())
+          return createStringError("missing value for --time-trace-granularity");
+        Value = Argv[++I];
+        TimeTraceArgs.push_back(Argv[I]);
+      } else if (!Value.consume_front("=")) {
+        return createStringError("unknown option '%s'", Argv[I].c_str());
+      }
+      if (Value.getAsInteger(10, K.TimeTraceGranularity))
+        return createStringError("invalid --time-trace-granularity '%s' "
+                                 "(expected microseconds)",
+                                 Value.str().c_str());
+      continue;
+    }
     if (Arg.starts_with("--kpack-") || Arg.starts_with("-kpack-")) {
       struct Known {
         StringRef Name;
@@ -218,6 +245,9 @@ parseCommandLine(const std::vector<std::string> &Argv) {
     return createStringError(
         "--kpack-output and --kpack-dir are mutually exclusive");
   if (!K.emitsArchives()) {
+    // An lld link: lld records the trace.
+    L.Args.insert(L.Args.end(), TimeTraceArgs.begin(), TimeTraceArgs.end());
+    K.TimeTrace.reset();
     for (StringRef Dependent : {K.KernelName, K.Group, K.Family})
       if (!Dependent.empty())
         return createStringError("--kpack-name/--kpack-group/--kpack-family "

@@ -41,6 +41,12 @@ struct KpackOptions {
   /// bytes, so that the metadata can later be rewritten in place
   /// (`kpack split` adopting the binary; EmittedHostBinary::withMetadata).
   std::optional<uint64_t> MetadataRoom;
+  /// --time-trace[=FILE] and --time-trace-granularity=US, lld's spellings:
+  /// with --kpack-output/--kpack-dir ld.kpack records the whole link, lld's
+  /// events among its own (kpack/TimeTrace.h), to FILE (empty: the
+  /// output's name + ".time-trace"); otherwise they go to lld as they are.
+  std::optional<std::string> TimeTrace;
+  unsigned TimeTraceGranularity = 0;
 
   bool emitsArchives() const {
     return !OutputArchive.empty() || !OutputDir.empty();

@@ -11,10 +11,14 @@
 #include "KpackLink.h"
 #include "LinkOptions.h"
 
+#include "kpack/TimeTrace.h"
+#include "kpack/WriteProgress.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,8 +57,29 @@ int main(int Argc, char **Argv) {
   if (!Parsed)
     return fail(Parsed.takeError());
 
-  auto RC = kpack::link::runKpackLink(*Parsed);
+  // --time-trace of a link that emits archives: the whole link, lld's
+  // events among ld.kpack's (lld itself never sees the option then).
+  const kpack::link::KpackOptions &Kpack = Parsed->Kpack;
+  // The writer's progress within its phases, on a terminal.
+  if (Kpack.emitsArchives())
+    kpack::enableTerminalWriteProgress("ld.kpack");
+  std::optional<kpack::TimeTraceSession> Session;
+  if (Kpack.TimeTrace)
+    Session.emplace(Kpack.TimeTraceGranularity, "ld.kpack");
+  Expected<int> RC = 0;
+  {
+    TimeTraceScope Whole("ld.kpack", [&] { return Parsed->Linker.Output; });
+    RC = kpack::link::runKpackLink(*Parsed);
+  }
   if (!RC)
     return fail(RC.takeError());
+  if (*RC == 0 && Session) {
+    std::string Path = Kpack.TimeTrace->empty()
+                           ? kpack::defaultTimeTracePath(Parsed->Linker.Output)
+                           : *Kpack.TimeTrace;
+    if (kpack::Status S = Session->write(Path))
+      return fail(createStringError("cannot write the time trace: " +
+                                    S.message()));
+  }
   return *RC;
 }

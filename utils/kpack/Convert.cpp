@@ -10,6 +10,8 @@
 
 #include "ConvertCommandLine.h"
 
+#include "kpack/WriteProgress.h"
+
 static llvm::cl::SubCommand
     ConvertCmd("convert", "Split the device code of a fat host binary into "
                           ".kpack archives");
@@ -46,5 +48,6 @@ int runConvertAlias(int Argc, char **Argv) {
           ".kpack archives (the same as 'kpack convert')\n",
           &errs()))
     return kpack::ConvertExitError;
+  kpack::enableTerminalWriteProgress("kpack-convert");
   return CL.run();
 }

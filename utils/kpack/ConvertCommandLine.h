@@ -9,6 +9,8 @@
 #ifndef KPACK_UTILS_CONVERTCOMMANDLINE_H
 #define KPACK_UTILS_CONVERTCOMMANDLINE_H
 
+#include "TimeTraceOption.h"
+
 #include "kpack/Convert.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -79,9 +81,15 @@ public:
       llvm::cl::init(0), llvm::cl::sub(Sub), llvm::cl::cat(Category)};
   llvm::cl::opt<bool> Quiet{"quiet", llvm::cl::desc("No summary on stdout"),
                             llvm::cl::sub(Sub), llvm::cl::cat(Category)};
+  TimeTraceOption Trace{Sub, Category};
 
   /// Runs the conversion; returns the process exit status (ConvertExitCode).
   int run() {
+    return Trace.run(ToolName, Output, [this] { return convert(); });
+  }
+
+private:
+  int convert() {
     using namespace llvm;
     ConvertOptions Opts;
     Opts.Input = Input;

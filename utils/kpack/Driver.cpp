@@ -10,6 +10,7 @@
 
 #include "kpack/ArchiveReader.h"
 #include "kpack/Error.h"
+#include "kpack/WriteProgress.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/InitLLVM.h"
@@ -114,8 +115,11 @@ int main(int Argc, char **Argv) {
     if (!*Sub)
       continue;
     for (const auto &C : Commands)
-      if (Sub->getName() == C.Name)
+      if (Sub->getName() == C.Name) {
+        // Every writer's progress within its phases, on a terminal.
+        kpack::enableTerminalWriteProgress(("kpack " + Sub->getName()).str());
         return C.Run();
+      }
   }
   WithColor::error(errs(), "kpack")
       << "no subcommand given; see 'kpack --help'\n";

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TimeTraceOption.h"
 
 #include "kpack/ArchiveReader.h"
 #include "kpack/Emission.h"
@@ -194,8 +195,12 @@ static Error merge() {
   return Error::success();
 }
 
+static TimeTraceOption MergeTrace(MergeCmd);
+
 int runMerge() {
-  if (Error E = merge())
-    return reportError("kpack merge", std::move(E));
-  return 0;
+  return MergeTrace.run("kpack merge", MergeOutput, [] {
+    if (Error E = merge())
+      return reportError("kpack merge", std::move(E));
+    return 0;
+  });
 }

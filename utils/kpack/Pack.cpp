@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TimeTraceOption.h"
 
 #include "kpack/Emission.h"
 #include "kpack/LLVMError.h"
@@ -64,6 +65,7 @@ static cl::opt<int> PackLevel("level", cl::desc(CompressionSettings::levelHelp()
 static cl::opt<unsigned> PackThreads("j", cl::desc("Compression threads "
                                                    "(default: all cores)"),
                                      cl::init(0), cl::sub(PackCmd));
+static TimeTraceOption PackTrace(PackCmd);
 
 /// Adds every device code object of a host binary's bundles.
 static Error addHostBinary(ArchiveSet &Archives, StringRef Path) {
@@ -135,7 +137,9 @@ static Error pack() {
 }
 
 int runPack() {
-  if (Error E = pack())
-    return reportError("kpack pack", std::move(E));
-  return 0;
+  return PackTrace.run("kpack pack", PackOutput, [] {
+    if (Error E = pack())
+      return reportError("kpack pack", std::move(E));
+    return 0;
+  });
 }

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TimeTraceOption.h"
 
 #include "kpack/Emission.h"
 #include "kpack/LLVMError.h"
@@ -138,8 +139,12 @@ static Error packDb() {
   return Error::success();
 }
 
+static TimeTraceOption PackDbTrace(PackDbCmd);
+
 int runPackDb() {
-  if (Error E = packDb())
-    return reportError("kpack pack-db", std::move(E));
-  return 0;
+  return PackDbTrace.run("kpack pack-db", PackDbOutput, [] {
+    if (Error E = packDb())
+      return reportError("kpack pack-db", std::move(E));
+    return 0;
+  });
 }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TimeTraceOption.h"
 
 #include "kpack/DatabaseHandlers.h"
 #include "kpack/Split.h"
@@ -175,12 +176,16 @@ static Error splitArtifacts() {
   return Error::success();
 }
 
+static TimeTraceOption SplitTrace(SplitCmd);
+
 int runSplit() {
   // Analysis and rewrites run on llvm::parallelFor, whose executor takes
   // its thread count from this strategy when first used.
   if (SplitThreads)
     parallel::strategy = hardware_concurrency(SplitThreads);
-  if (Error E = splitArtifacts())
-    return reportError("kpack split", std::move(E));
-  return 0;
+  return SplitTrace.run("kpack split", SplitOutputDir, [] {
+    if (Error E = splitArtifacts())
+      return reportError("kpack split", std::move(E));
+    return 0;
+  });
 }

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TimeTraceOption.h"
 
 #include "kpack/WheelSplit.h"
 
@@ -116,7 +117,9 @@ static cl::opt<std::string> SWBundler(
 static cl::opt<bool> SWQuiet("quiet", cl::desc("No summary on stdout"),
                              cl::sub(SplitWheelCmd));
 
-int runSplitWheel() {
+static TimeTraceOption SWTrace(SplitWheelCmd);
+
+static int splitWheelCommand() {
   const char *Tool = "kpack split-wheel";
   auto Usage = [&](const Twine &Msg) {
     return reportError(Tool, createStringError(inconvertibleErrorCode(),
@@ -194,4 +197,8 @@ int runSplitWheel() {
       outs() << "left unchanged (outside the overlay root): " << F << "\n";
   }
   return 0;
+}
+
+int runSplitWheel() {
+  return SWTrace.run("kpack split-wheel", SWOutputDir, splitWheelCommand);
 }

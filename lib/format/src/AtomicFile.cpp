@@ -6,6 +6,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -616,6 +617,8 @@ Status kpack::commitPathsTogether(const std::vector<StagedPath> &Paths) {
 }
 
 Status kpack::commitTogether(const std::vector<AtomicFile *> &Files) {
+  llvm::TimeTraceScope Trace(
+      "Commit", [&] { return std::to_string(Files.size()) + " files"; });
   // Every file's contents first: a failure there changes no destination.
   for (AtomicFile *F : Files)
     if (Status S = F->finishContents()) {

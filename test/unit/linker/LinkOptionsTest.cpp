@@ -105,6 +105,35 @@ TEST(LinkOptions, MetadataRoom) {
             std::string::npos);
 }
 
+// lld's --time-trace options: ld.kpack records the trace of a link that
+// emits archives itself (lld never sees them); an lld link gets them as
+// they are.
+TEST(LinkOptions, TimeTrace) {
+  ParsedCommandLine P =
+      parseOk({"a.o", "--kpack-dir=d", "--time-trace", "-o", "out",
+               "--time-trace-granularity", "50"});
+  ASSERT_TRUE(P.Kpack.TimeTrace.has_value());
+  EXPECT_EQ(*P.Kpack.TimeTrace, "");
+  EXPECT_EQ(P.Kpack.TimeTraceGranularity, 50u);
+  EXPECT_EQ(P.Linker.Args, (std::vector<std::string>{"a.o", "-o", "out"}));
+  P = parseOk({"-time-trace=t.json", "--kpack-output=x.kpack",
+               "-time-trace-granularity=7"});
+  EXPECT_EQ(P.Kpack.TimeTrace, std::optional<std::string>("t.json"));
+  EXPECT_EQ(P.Kpack.TimeTraceGranularity, 7u);
+  EXPECT_TRUE(P.Linker.Args.empty());
+  P = parseOk({"a.o", "--time-trace=t.json", "--time-trace-granularity=7"});
+  EXPECT_FALSE(P.Kpack.TimeTrace.has_value());
+  EXPECT_EQ(P.Linker.Args,
+            (std::vector<std::string>{"a.o", "--time-trace=t.json",
+                                      "--time-trace-granularity=7"}));
+  EXPECT_NE(parseError({"--kpack-dir=d", "--time-trace-granularity=x"})
+                .find("invalid --time-trace-granularity 'x'"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--kpack-dir=d", "--time-trace-granularity"})
+                .find("missing value for --time-trace-granularity"),
+            std::string::npos);
+}
+
 TEST(LinkOptions, ClassifiesInputsAndValues) {
   EXPECT_EQ(classifyLinkerArg("a.o"), ArgKind::Input);
   EXPECT_EQ(classifyLinkerArg("/x/libfoo.a"), ArgKind::Input);

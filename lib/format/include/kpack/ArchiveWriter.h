@@ -10,11 +10,11 @@
 // upstream readers refuse (docs/format-extensions.md).
 //
 // The writer streams: entries are recorded as sources (bytes, a file range or
-// a callback) and their bytes are produced only while write() runs, a bounded
-// batch at a time, so memory stays proportional to the TOC (plus, for the
-// shared-segments scheme, the bounded analysis of kpack/SharedSegments.h).
-// Compression runs on a thread pool; the output does not depend on the
-// thread count.
+// a callback) and their bytes are produced only while write() runs, within a
+// memory budget (kpack/WriteSchedule.h), so memory stays proportional to the
+// TOC (plus, for the shared-segments scheme, the bounded analysis of
+// kpack/SharedSegments.h). Compression runs on a thread pool without
+// barriers; the output does not depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_ARCHIVEWRITER_H
@@ -69,6 +69,9 @@ uint32_t archiveFormatVersion(ArchiveCompression C);
 constexpr int DefaultZstdLevel = 3;
 constexpr int ReleaseZstdLevel = 19;
 constexpr int SharedSegmentsZstdLevel = 9;
+/// The default memory budget of a write (ArchiveWriterOptions::BatchBytes).
+constexpr uint64_t MinBatchBytes = uint64_t(64) << 20;
+constexpr uint64_t BatchBytesPerThread = uint64_t(8) << 20;
 /// Whether identical code objects are stored once (ordinal aliasing, which
 /// upstream readers follow) unless a writer is told otherwise: the one
 /// default of ArchiveWriterOptions::Deduplicate and of the emission
@@ -127,6 +130,11 @@ public:
 
   /// Size if known before reading (0 for callbacks without a hint).
   uint64_t sizeHint() const { return Size; }
+  /// Whether a read puts the bytes in the reader's buffers (file ranges,
+  /// callbacks) rather than pointing at bytes held elsewhere.
+  bool readsIntoBuffers() const {
+    return K == Kind::FileRange || K == Kind::Callback;
+  }
   /// Produces the bytes: View points at them, in Bufs or (for bytes the
   /// source holds) elsewhere, until the next read into Bufs.
   Status read(ReadBuffers &Bufs, const uint8_t *&View, size_t &ViewSize) const;
@@ -163,9 +171,12 @@ struct ArchiveWriterOptions {
   /// Compression threads; 0 means the threads this process may use
   /// (llvm::hardware_concurrency(): CPU affinity and cgroup limits).
   unsigned Threads = 0;
-  /// Upper bound on code-object bytes held in memory at once (a single
-  /// larger entry is still processed, alone).
-  uint64_t BatchBytes = uint64_t(64) << 20;
+  /// The memory budget of a write (kpack/WriteSchedule.h): the bytes the
+  /// writer holds in its own buffers at once, code objects it read and
+  /// results not yet written, beyond one entry per thread (a single larger
+  /// entry is still processed, alone). 0: max(MinBatchBytes,
+  /// BatchBytesPerThread x threads), so that many threads are not starved.
+  uint64_t BatchBytes = 0;
   /// Write "frame_offset"/"frame_size" in zstd entries (extension; upstream
   /// readers ignore them).
   bool FrameOffsets = true;
@@ -260,10 +271,17 @@ private:
   std::vector<std::vector<size_t>> KeyEntries;
   std::map<std::string, size_t> KeyIndex; // key -> index into KeyEntries
 
+  /// The TOC of output O (WriterToc.cpp).
   std::vector<uint8_t> buildToc(const Output &O, uint64_t KernelEnd) const;
   /// The shared-segments analysis of every such output (a first pass over
-  /// the sources), then their segments written (SharedSegments.cpp hooks).
+  /// the sources), then their segments written (WriterSharedSegments.cpp).
   static Status writeSharedSegments(
+      std::vector<Job> &Jobs,
+      const std::vector<std::pair<size_t, size_t>> &Sequence,
+      std::vector<std::unique_ptr<Output>> &Outs);
+  /// The pass that reads, compresses and places every code object
+  /// (WriterFrames.cpp).
+  static Status writeFrames(
       std::vector<Job> &Jobs,
       const std::vector<std::pair<size_t, size_t>> &Sequence,
       std::vector<std::unique_ptr<Output>> &Outs);

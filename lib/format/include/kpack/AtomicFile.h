@@ -27,6 +27,7 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -113,7 +114,9 @@ Status commitPathsTogether(const std::vector<StagedPath> &Paths);
   AtomicFileOptions Opts;
   std::optional<llvm::sys::fs::TempFile> Temp;
   int Fd = -1; ///< Temp's
-  uint64_t Offset = 0;
+  /// Atomic: writeReserved() checks it on other threads while reserve()
+  /// extends it.
+  std::atomic<uint64_t> Offset{0};
   std::vector<uint8_t> Buffer;
   Status Sticky; // first write error; reported again by commit()
 };
