@@ -39,6 +39,20 @@ static Constant *makeBytes(LLVMContext &Ctx, const std::vector<uint8_t> &B) {
   return ConstantDataArray::get(Ctx, ArrayRef<uint8_t>(B));
 }
 
+/// The declaration of the guard symbol every key record refers to
+/// (KpackReady.h): undefined, hidden, so that only ld.kpack links the object.
+static GlobalVariable *getOrInsertGuard(Module &M) {
+  if (GlobalVariable *GV = M.getGlobalVariable(GuardSymbolName))
+    return GV;
+  auto *GV = new GlobalVariable(M, Type::getInt8Ty(M.getContext()),
+                                /*isConstant=*/true,
+                                GlobalValue::ExternalLinkage, nullptr,
+                                GuardSymbolName);
+  GV->setVisibility(GlobalValue::HiddenVisibility);
+  GV->setDSOLocal(true);
+  return GV;
+}
+
 /// Replaces one `.hip_fatbin` global by its payload and key record globals.
 static Error convertFatbinGlobal(Module &M, GlobalVariable &Fatbin) {
   LLVMContext &Ctx = M.getContext();
@@ -59,12 +73,33 @@ static Error convertFatbinGlobal(Module &M, GlobalVariable &Fatbin) {
   // Nothing references the payload; keep it through GlobalDCE and LTO.
   appendToCompilerUsed(M, {Payload});
 
-  Constant *KeyInit = makeBytes(Ctx, encodeKeyRecord(Key, Bundle->size()));
-  auto *KeyRec = new GlobalVariable(M, KeyInit->getType(), /*isConstant=*/true,
-                                    Fatbin.getLinkage(), KeyInit, "",
+  // The key record: its bytes, with the guard reference at
+  // GuardFieldOffset (a packed struct, so the layout stays KeySlotSize bytes).
+  std::vector<uint8_t> Slot = encodeKeyRecord(Key, Bundle->size());
+  std::vector<uint8_t> Head(Slot.begin(), Slot.begin() + GuardFieldOffset);
+  std::vector<uint8_t> Tail(Slot.begin() + GuardFieldOffset + 4, Slot.end());
+  Type *I32 = Type::getInt32Ty(Ctx);
+  Type *I64 = Type::getInt64Ty(Ctx);
+  StructType *KeyType = StructType::get(
+      Ctx,
+      {ArrayType::get(Type::getInt8Ty(Ctx), Head.size()), I32,
+       ArrayType::get(Type::getInt8Ty(Ctx), Tail.size())},
+      /*isPacked=*/true);
+  auto *KeyRec = new GlobalVariable(M, KeyType, /*isConstant=*/true,
+                                    Fatbin.getLinkage(), nullptr, "",
                                     /*InsertBefore=*/&Fatbin,
                                     Fatbin.getThreadLocalMode(),
                                     Fatbin.getAddressSpace());
+  // guard - (record + GuardFieldOffset): a PC-relative relocation.
+  GlobalVariable *Guard = getOrInsertGuard(M);
+  Constant *Field = ConstantExpr::getGetElementPtr(
+      Type::getInt8Ty(Ctx), KeyRec, ConstantInt::get(I64, GuardFieldOffset));
+  Constant *Rel = ConstantExpr::getTrunc(
+      ConstantExpr::getSub(ConstantExpr::getPtrToInt(Guard, I64),
+                           ConstantExpr::getPtrToInt(Field, I64)),
+      I32);
+  KeyRec->setInitializer(ConstantStruct::get(
+      KeyType, {makeBytes(Ctx, Head), Rel, makeBytes(Ctx, Tail)}));
   KeyRec->copyAttributesFrom(&Fatbin);
   KeyRec->setSection(M.getTargetTriple().isOSBinFormatCOFF()
                          ? CoffKeySectionName

@@ -32,10 +32,13 @@ std::string print(const Module &M) {
   return S;
 }
 
-ArrayRef<uint8_t> initializerBytes(const GlobalVariable &GV) {
-  StringRef Raw =
-      cast<ConstantDataSequential>(GV.getInitializer())->getRawDataValues();
+ArrayRef<uint8_t> initializerBytes(const Constant *C) {
+  StringRef Raw = cast<ConstantDataSequential>(C)->getRawDataValues();
   return arrayRefFromStringRef(Raw);
+}
+
+ArrayRef<uint8_t> initializerBytes(const GlobalVariable &GV) {
+  return initializerBytes(GV.getInitializer());
 }
 
 TEST(ReadyEmitter, LeavesModulesWithoutBundleAlone) {
@@ -75,8 +78,39 @@ define ptr @get() { ret ptr @wrapper }
   EXPECT_EQ(Key->getSection(), KeySectionName);
   EXPECT_EQ(Key->getAlign(), MaybeAlign(RecordAlign));
   EXPECT_TRUE(Key->isConstant());
-  EXPECT_EQ(initializerBytes(*Key).vec(),
-            encodeKeyRecord(computeContentKey(Bundle), Bundle.size()));
+  // The record's bytes, with the guard reference at GuardFieldOffset: a
+  // packed struct of the bytes before it, the reference, the bytes after it.
+  std::vector<uint8_t> Slot =
+      encodeKeyRecord(computeContentKey(Bundle), Bundle.size());
+  auto *Init = cast<ConstantStruct>(Key->getInitializer());
+  ASSERT_EQ(Init->getNumOperands(), 3u);
+  EXPECT_TRUE(Init->getType()->isPacked());
+  EXPECT_EQ(M->getDataLayout().getTypeAllocSize(Init->getType()),
+            KeySlotSize);
+  auto Bytes = [](const Constant *C) {
+    if (isa<ConstantAggregateZero>(C))
+      return std::vector<uint8_t>(
+          cast<ArrayType>(C->getType())->getNumElements(), 0);
+    return initializerBytes(C).vec();
+  };
+  EXPECT_EQ(Bytes(Init->getOperand(0)),
+            std::vector<uint8_t>(Slot.begin(),
+                                 Slot.begin() + GuardFieldOffset));
+  EXPECT_EQ(Bytes(Init->getOperand(2)),
+            std::vector<uint8_t>(Slot.begin() + GuardFieldOffset + 4,
+                                 Slot.end()));
+
+  // The guard: an undefined hidden declaration, referred to by the field.
+  GlobalVariable *Guard = M->getGlobalVariable(GuardSymbolName);
+  ASSERT_NE(Guard, nullptr);
+  EXPECT_TRUE(Guard->isDeclaration());
+  EXPECT_EQ(Guard->getVisibility(), GlobalValue::HiddenVisibility);
+  bool RefersToGuard = false;
+  for (const User *U : Guard->users())
+    RefersToGuard |= isa<ConstantExpr>(U);
+  EXPECT_TRUE(RefersToGuard);
+  EXPECT_NE(print(*M).find("ptrtoint (ptr @" + GuardSymbolName.str()),
+            std::string::npos);
 
   GlobalVariable *Wrapper = M->getGlobalVariable("wrapper", true);
   ASSERT_NE(Wrapper, nullptr);

@@ -69,13 +69,28 @@ inline constexpr uint64_t PayloadHeaderSize = 32;
 /// Key record (in `.rocm_kpack_ref`), one fixed-size slot:
 ///   0x00 u32 magic "KREF"    0x04 u32 version = 1
 ///   0x08 u64 content key     0x10 u64 bundle size in bytes
-///   0x18 zero up to KeySlotSize (reserved)
+///   0x18 i32 guard reference (below)
+///   0x1c zero up to KeySlotSize (reserved)
 /// 256 bytes lets finalize write a typical HIPK metadata map
 /// ({"kernel_name", "kpack_search_paths"}) over the first slot of the linked
 /// section without help; see docs/kpack-ready.md for larger metadata.
 inline constexpr uint32_t KeyMagic = 0x4645524B; // "KREF"
 inline constexpr uint32_t KeyVersion = 1;
 inline constexpr uint64_t KeySlotSize = 256;
+
+/// The guard (docs/kpack-ready.md, "Linking without ld.kpack"): the word at
+/// GuardFieldOffset of a key record is a 32-bit PC-relative reference
+/// (R_X86_64_PC32; COFF IMAGE_REL_AMD64_REL32) to GuardSymbolName, undefined
+/// and STV_HIDDEN in the object. Only ld.kpack defines the symbol (hidden,
+/// never exported; finalize overwrites the field with the metadata), so any
+/// other linker fails at link time with an error that names it, shared
+/// libraries included ("hidden symbol ... isn't defined"). A PC-relative
+/// reference to a hidden symbol is resolved by the static link and never
+/// leaves a dynamic or base relocation in the image. Readers of key records
+/// ignore the field (its bytes are the relocation's addend or its result).
+inline constexpr llvm::StringLiteral GuardSymbolName =
+    "__kpack_ready_object_needs_ld_kpack__use_fuse_ld_kpack";
+inline constexpr uint64_t GuardFieldOffset = 0x18;
 
 /// Content key of a bundle: 64-bit FNV-1a over the exact bundle bytes (as
 /// they were in `.hip_fatbin`, compressed or not). Identical device code gets
