@@ -3,6 +3,7 @@
 #include "KpackLink.h"
 
 #include "Finalize.h"
+#include "GuardLibrary.h"
 #include "LinkInputs.h"
 #include "MetadataRoom.h"
 
@@ -20,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <optional>
 
 LLD_HAS_DRIVER(elf)
 LLD_HAS_DRIVER(mingw)
@@ -172,6 +174,8 @@ Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker
   if (Prepared->HasDeviceCode)
     if (Error E = addMetadataRoom(Kpack, *Plan, Temp, LldArgs, /*Pe=*/true))
       return E;
+  if (Error E = addGuardLibrary(/*Pe=*/true, Temp, LldArgs))
+    return E;
   int RC = runLld(LldArgs, Linker.LldLink);
   if (RC != 0)
     return RC;
@@ -296,7 +300,22 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   // Without kpack options this is exactly an lld link.
   if (!Kpack.emitsArchives()) {
     std::optional<sys::fs::UniqueID> Before = fileIdentity(Linker.Output);
-    int RC = runLld(Linker.Args, Linker.LldLink);
+    // The guard is defined (GuardLibrary.h) so that kpack-ready inputs get
+    // the message below rather than an undefined symbol. Not for -r (its
+    // output must keep the reference) nor without -o (`-v` alone must not
+    // become a link).
+    std::optional<TempDir> Temp;
+    std::vector<std::string> Args = Linker.Args;
+    if (!Linker.Relocatable && Linker.OutputIndex) {
+      auto Made = TempDir::create("ld.kpack");
+      if (!Made)
+        return Made.takeError();
+      Temp.emplace(std::move(*Made));
+      if (Error E = addGuardLibrary(Linker.LldLink || Linker.isMinGW(), *Temp,
+                                    Args))
+        return E;
+    }
+    int RC = runLld(Args, Linker.LldLink);
     if (RC == 0 && !Linker.Relocatable)
       if (Error E = checkNotKpackReady(Linker.Output, Before))
         return E;
@@ -333,6 +352,8 @@ Expected<int> runKpackLink(const ParsedCommandLine &CommandLine) {
   if (Prepared->HasDeviceCode)
     if (Error E = addMetadataRoom(Kpack, *Plan, *Temp, LldArgs, /*Pe=*/false))
       return E;
+  if (Error E = addGuardLibrary(/*Pe=*/false, *Temp, LldArgs))
+    return E;
   int RC = runLld(LldArgs);
   if (RC != 0)
     return RC;
