@@ -90,9 +90,12 @@ static Error convertFatbinGlobal(Module &M, GlobalVariable &Fatbin) {
                                     /*InsertBefore=*/&Fatbin,
                                     Fatbin.getThreadLocalMode(),
                                     Fatbin.getAddressSpace());
-  // guard - (record + GuardFieldOffset): a PC-relative relocation.
+  // guard - (record + GuardFieldOffset): a PC-relative relocation. Between
+  // two dso_local globals (an inbounds offset of the record), LLVM counts it
+  // as a local relocation, so the section stays read-only in PIC code as it
+  // was before (a relocation it judged dynamic would make it writable).
   GlobalVariable *Guard = getOrInsertGuard(M);
-  Constant *Field = ConstantExpr::getGetElementPtr(
+  Constant *Field = ConstantExpr::getInBoundsGetElementPtr(
       Type::getInt8Ty(Ctx), KeyRec, ConstantInt::get(I64, GuardFieldOffset));
   Constant *Rel = ConstantExpr::getTrunc(
       ConstantExpr::getSub(ConstantExpr::getPtrToInt(Guard, I64),
