@@ -8,10 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kpack/KpackReady.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Object/Archive.h"
+#include "llvm/Object/Binary.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -71,6 +76,53 @@ std::vector<std::string> envFlags(const char *Name) {
   for (StringRef P : Parts)
     Out.push_back(P.str());
   return Out;
+}
+
+/// Whether \p Bin is an object with key records (kpack/KpackReady.h), or an
+/// archive with such a member.
+bool holdsKpackReady(object::Binary &Bin) {
+  if (auto *Obj = dyn_cast<object::ObjectFile>(&Bin)) {
+    for (const object::SectionRef &Sec : Obj->sections()) {
+      Expected<StringRef> Name = Sec.getName();
+      if (!Name) {
+        consumeError(Name.takeError());
+        continue;
+      }
+      if (*Name == kpack::ready::KeySectionName ||
+          (Obj->isCOFF() && *Name == kpack::ready::CoffKeySectionName))
+        return true;
+    }
+    return false;
+  }
+  auto *Ar = dyn_cast<object::Archive>(&Bin);
+  if (!Ar)
+    return false;
+  Error Err = Error::success();
+  for (const object::Archive::Child &C : Ar->children(Err)) {
+    Expected<std::unique_ptr<object::Binary>> Member = C.getAsBinary();
+    if (!Member) {
+      consumeError(Member.takeError());
+      continue;
+    }
+    if (holdsKpackReady(**Member)) {
+      consumeError(std::move(Err));
+      return true;
+    }
+  }
+  consumeError(std::move(Err));
+  return false;
+}
+
+/// Whether the file at \p Path is (or, an archive, holds) a kpack-ready
+/// object. Anything unreadable is left to the linker.
+bool isKpackReadyInput(StringRef Path) {
+  Expected<object::OwningBinary<object::Binary>> Bin =
+      object::createBinary(Path);
+  if (!Bin) {
+    consumeError(Bin.takeError());
+    return false;
+  }
+  return holdsKpackReady(*Bin->getBinary());
 }
 
 /// The directory this hipcc lives in.
@@ -142,6 +194,7 @@ int main(int Argc, char **Argv) {
   bool HasHipSource = false;
   bool UserSetLanguage = false;
   std::vector<std::string> Args; // for clang++, in order
+  std::vector<std::string> LinkInputs; // files that are not sources
   // Index of a "-x none" that ends a HIP source's "-x hip" and is needed
   // only if another input follows (clang warns about a trailing one); 0 if
   // none (it always follows "-x hip <file>"). Not std::optional: GCC 12 warns
@@ -201,6 +254,8 @@ int main(int Argc, char **Argv) {
       TrailingNone = 0; // the "-x none" is needed for this input
       if (isSource(A))
         HasHipSource |= UserSetLanguage;
+      else
+        LinkInputs.push_back(A.str());
     }
     Args.push_back(A.str());
   }
@@ -209,6 +264,16 @@ int main(int Argc, char **Argv) {
   if (EmitFile && EmitDir)
     return fail("--emit-kpack= and --emit-kpack-dir= are mutually exclusive");
 
+  // kpack-ready objects (`hipcc --emit-kpack -c`) link only through
+  // ld.kpack, and only with a place for their device code: an error naming
+  // the fix, rather than guessing where the archives go (docs/hipcc.md).
+  if (Links && !EmitKpack)
+    for (const std::string &In : LinkInputs)
+      if (isKpackReadyInput(In))
+        return fail("'" + In +
+                    "' is kpack-ready (compiled with --emit-kpack): link "
+                    "with --emit-kpack, --emit-kpack=FILE or "
+                    "--emit-kpack-dir=DIR");
   std::vector<std::string> Cmd;
   std::string Clang;
   if (std::optional<std::string> Dir = sys::Process::GetEnv("HIP_CLANG_PATH"))
