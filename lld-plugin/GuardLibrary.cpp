@@ -50,7 +50,7 @@ header:
   Characteristics: [ ]
 sections:
   - Name: )") + ready::CoffKeySectionName + R"(
-    Characteristics: [ IMAGE_SCN_CNT_INITIALIZED_DATA, IMAGE_SCN_ALIGN_8BYTES, IMAGE_SCN_MEM_READ ]
+    Characteristics: [ IMAGE_SCN_CNT_INITIALIZED_DATA, IMAGE_SCN_MEM_READ ]
     Alignment: )" + Twine(ready::RecordAlign) + R"(
     SectionData: ''
   - Name: .drectve
