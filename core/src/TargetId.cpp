@@ -188,6 +188,19 @@ bool isGenericProcessor(const std::string &Processor) {
   return false;
 }
 
+std::vector<std::string> processorsServedBy(const std::string &Processor) {
+  std::vector<std::string> Out;
+  if (isGenericProcessor(Processor)) {
+    for (const ProcessorInfo &P : Processors)
+      if (P.Generic && Processor == P.Generic)
+        Out.push_back(P.Name);
+  } else if (Processor.size() < 8 ||
+             Processor.compare(Processor.size() - 8, 8, "-generic") != 0) {
+    Out.push_back(Processor);
+  }
+  return Out;
+}
+
 std::optional<ProcessorFeatures>
 supportedFeatures(const std::string &Processor) {
   const ProcessorInfo *P = findProcessor(Processor);

@@ -190,6 +190,7 @@ static int splitWheelCommand() {
       outs() << "device wheel " << D.Path << " (" << D.BundleKey
              << "): " << D.Files << " files\n";
     outs() << "architectures: " << join(R->Architectures, ", ") << "\n";
+    outs() << "GPUs served: " << join(R->Gpus, ", ") << "\n";
     if (R->DatabaseFiles || R->DroppedFiles)
       outs() << R->DatabaseFiles << " database files moved, "
              << R->DroppedFiles << " of unselected targets left out\n";

@@ -42,6 +42,14 @@ std::string genericProcessorFor(const std::string &Processor);
 /// True for LLVM's generic processors ("gfx9-generic", "gfx11-generic", ...).
 bool isGenericProcessor(const std::string &Processor);
 
+/// The processors whose agents load a code object built for Processor: the
+/// loader's fallback (candidateTargetIds) read backwards, from the same
+/// table. A generic processor serves every processor whose generic processor
+/// it is ("gfx11-generic" -> gfx1100 ... gfx1103, gfx1150 ... gfx1153), in
+/// the table's order; any other processor serves itself; a "-generic" name
+/// this table does not know serves nothing.
+std::vector<std::string> processorsServedBy(const std::string &Processor);
+
 /// The target features a processor accepts in its target ID (LLVM 22).
 struct ProcessorFeatures {
   bool Sramecc = false;

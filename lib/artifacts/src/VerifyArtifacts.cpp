@@ -95,6 +95,8 @@ struct Artifact {
   /// Suffix is its own base arch: the artifact split writes database files
   /// of that base arch to, in any feature spelling.
   bool IsBaseArch = false;
+  /// The whole directory, read as one installed root (no artifacts in it).
+  bool InstallTree = false;
   std::vector<std::string> Prefixes;
   bool ManifestOk = false;
   std::vector<TreeEntry> Files; ///< relative to the artifact
@@ -111,6 +113,36 @@ std::string databaseArchOf(StringRef Processor) {
   while (E < B.size() && isAlnum(B[E]))
     ++E;
   return B.substr(0, E);
+}
+
+/// A processor of the target table ("gfx942", "gfx11-generic") or the cut
+/// of a generic one (databaseArchOf: "gfx11", "gfx10", "gfx9").
+bool isKnownArch(StringRef Processor) {
+  if (supportedFeatures(Processor.str()) ||
+      isGenericProcessor(Processor.str()))
+    return true;
+  if (isGenericProcessor(Processor.str() + "-generic"))
+    return true;
+  for (char N = '0'; N <= '9'; ++N)
+    if (isGenericProcessor(Processor.str() + "-" + N + "-generic"))
+      return true;
+  return false;
+}
+
+/// Dir with every component that names a target ("gfx942", "gfx90a-xnack+",
+/// "amd-gfx942") read as "<arch>": the directories of one layout that hold
+/// each target's files apart compare equal.
+std::string perArchPattern(StringRef Dir) {
+  SmallVector<StringRef, 8> Parts;
+  Dir.split(Parts, '/');
+  std::string Out;
+  for (size_t I = 0; I < Parts.size(); ++I) {
+    StringRef P = Parts[I];
+    if (I)
+      Out += '/';
+    Out += targetsInName(P).empty() ? P.str() : "<arch>";
+  }
+  return Out;
 }
 
 /// A name token (processor P, xnack state X) belongs in artifact A: P has A's
@@ -161,6 +193,7 @@ public:
   Expected<ArtifactsReport> run();
 
 private:
+  Expected<ArtifactsReport> runInstallTree();
   std::string Dir;
   std::vector<Artifact> Artifacts;
   std::vector<std::unique_ptr<OpenArchive>> Archives;
@@ -191,6 +224,14 @@ Expected<ArtifactsReport> Verifier::run() {
   if (EC)
     return createStringError(EC, "'" + Dir + "': " + EC.message());
   llvm::sort(Names);
+  // No subdirectory is an artifact (none has a manifest or an artifact's
+  // name: bin/, lib/, share/): Dir is an install tree, every artifact
+  // copied into one root, or a CMake or wheel install prefix.
+  if (!Names.empty() && llvm::none_of(Names, [&](const std::string &N) {
+        return splitArtifactName(N) ||
+               sys::fs::exists(Dir + "/" + N + "/" + ArtifactManifestName);
+      }))
+    return runInstallTree();
   for (const std::string &N : Names) {
     Artifact A;
     A.Name = N;
@@ -199,13 +240,16 @@ Expected<ArtifactsReport> Verifier::run() {
       A.Component = Parts->first;
       A.Suffix = Parts->second;
       A.Generic = A.Suffix == "generic";
+      // A suffix naming a processor the target table knows, or the cut of
+      // a generic one ("gfx11", "gfx9": the base arch split reads from
+      // Tensile's generic names), is a target; any other suffix is a
+      // recombined group (gfx110X, gfx94X, or one spelled as an unknown
+      // processor, "gfx110x"), whose files are not checked for separation.
       if (!A.Generic) {
         A.Target = parseTargetId(A.Suffix);
-        // A bare processor name that is no target ID ("gfx11", "gfx9": the
-        // base arch split reads from Tensile's generic names) is one too.
-        auto Toks = targetsInName(A.Suffix);
-        if (A.Target || (Toks.size() == 1 && Toks[0].first == A.Suffix &&
-                         !Toks[0].second)) {
+        if (A.Target && !isKnownArch(A.Target->Processor))
+          A.Target.reset();
+        if (A.Target) {
           A.Base = baseArch(A.Suffix);
           A.IsBaseArch = A.Base == A.Suffix;
         }
@@ -221,6 +265,32 @@ Expected<ArtifactsReport> Verifier::run() {
   checkWrappers();
   checkVariants();
   checkDatabases();
+  return std::move(Report);
+}
+
+Expected<ArtifactsReport> Verifier::runInstallTree() {
+  Artifact A;
+  A.Name = sys::path::filename(StringRef(Dir).rtrim('/')).str();
+  A.Path = Dir;
+  A.InstallTree = A.ManifestOk = true;
+  Expected<std::vector<TreeEntry>> Files = listTree(Dir);
+  if (!Files)
+    return Files.takeError();
+  A.Files = std::move(*Files);
+  for (const TreeEntry &E : A.Files)
+    Installed.emplace(E.RelPath, Dir + "/" + E.RelPath);
+  Report.Artifacts.push_back(A.Name);
+  Artifacts.push_back(std::move(A));
+  // An install tree has no manifests, no generic artifact, no per-target
+  // artifacts and may hold fat binaries: its archives are read, and every
+  // HIPK wrapper must resolve for every target of an archive in the tree
+  // (the targets it claims).
+  check("install tree").Notes.push_back(
+      Artifacts.back().Name + ": " +
+      std::to_string(Artifacts.back().Files.size()) + " entries");
+  checkArchives();
+  checkWrappers();
+  checkVariants();
   return std::move(Report);
 }
 
@@ -450,7 +520,7 @@ void Verifier::checkWrappers() {
     ByPath[O->Owner->Path + "/" +
            StringRef(O->Label).drop_front(O->Owner->Name.size() + 1).str()] = O.get();
   for (const Artifact &A : Artifacts) {
-    if (!A.Generic)
+    if (!A.Generic && !A.InstallTree)
       continue;
     std::set<std::string> Targets = targetsOf(A.Component);
     unsigned Checked = 0;
@@ -469,10 +539,10 @@ void Verifier::checkWrappers() {
       }
       std::string Label = A.Name + "/" + E.RelPath;
       const std::string *Prefix = prefixOf(A, E.RelPath);
-      if (!Prefix)
+      if (!Prefix && !A.InstallTree)
         continue; // reported by the manifest check
       StringRef BinDir = sys::path::parent_path(
-          StringRef(E.RelPath).drop_front(Prefix->size() + 1),
+          StringRef(E.RelPath).drop_front(Prefix ? Prefix->size() + 1 : 0),
           sys::path::Style::posix);
       for (const WrapperInfo &W : H->Wrappers) {
         if (!W.isHIPK() || !W.Ref)
@@ -480,9 +550,12 @@ void Verifier::checkWrappers() {
         ++Checked;
         std::string Key = W.Ref->KernelName + "#" + std::to_string(W.kpackIndex());
         if (Targets.empty())
-          C.Problems.push_back(Label + ": " + Key +
-                               ": the artifact set has no archive of component " +
-                               A.Component);
+          C.Problems.push_back(
+              Label + ": " + Key +
+              (A.InstallTree
+                   ? std::string(": the tree has no archive")
+                   : ": the artifact set has no archive of component " +
+                         A.Component));
         for (const std::string &T : Targets) {
           std::vector<std::string> Tried;
           bool Found = false;
@@ -569,7 +642,11 @@ void Verifier::checkDatabases() {
   // installed path. A base arch that has code objects (of any feature
   // variant) but no database file in a directory where other base archs
   // with code objects have some lost them (rocm-systems #7645 dropped
-  // xnack-variant Tensile files: the base-arch artifact lacks them).
+  // xnack-variant Tensile files: the base-arch artifact lacks them). A
+  // directory named after a target (hipBLASLt's library/gfx942/,
+  // library/gfx90a-xnack+/, AOTriton's amd-gfx942/) is that target's alone:
+  // directories are compared with such components read as "<arch>", so each
+  // base arch needs its own per-arch directory where the others have theirs.
   ArtifactCheck &C = check("database files for every target with code");
   // Component -> processor -> directories holding its non-archive files.
   std::map<std::string, std::map<std::string, std::set<std::string>>> Dirs;
@@ -583,8 +660,8 @@ void Verifier::checkDatabases() {
       continue;
     for (const TreeEntry &E : A.Files)
       if (!StringRef(E.RelPath).ends_with(".kpack"))
-        Dirs[A.Component][A.Base].insert(
-            sys::path::parent_path(E.RelPath, sys::path::Style::posix).str());
+        Dirs[A.Component][A.Base].insert(perArchPattern(
+            sys::path::parent_path(E.RelPath, sys::path::Style::posix)));
   }
   for (const auto &[Component, Procs] : WithCode) {
     std::map<std::string, std::string> DirOwner; // dir -> a processor with it
@@ -594,8 +671,11 @@ void Verifier::checkDatabases() {
     for (const std::string &P : Procs)
       for (const auto &[D, Other] : DirOwner)
         if (!Dirs[Component][P].count(D))
-          C.Problems.push_back(Component + " " + P + ": no database file in " + D +
-                               ", where " + Other + " has some");
+          C.Problems.push_back(
+              Component + " " + P + ": no database file in " + D +
+              (StringRef(D).contains("<arch>") ? " (a directory of its own)"
+                                               : "") +
+              ", where " + Other + " has some");
     C.Notes.push_back(Component + ": " + std::to_string(DirOwner.size()) +
                       " database directories, " + std::to_string(Procs.size()) +
                       " base archs with code objects");

@@ -355,6 +355,63 @@ std::string absolutePath(StringRef Path) {
   return P.str().str();
 }
 
+/// One GPU the split serves: what its `device-<gpu>` extra requires and
+/// the archives it loads.
+struct ServedGpu {
+  /// Produced bundles, those of the GPU's packaging chain first (chain
+  /// order), then the others holding an archive it loads (sorted).
+  std::vector<std::string> Bundles;
+  std::vector<std::string> TargetIds; ///< archives' target IDs it loads
+};
+
+/// The GPUs served by the bundles Keys (ArchivesOf: bundle key -> target ID
+/// -> archive): a target-level bundle serves its GPU, and a bundle serves
+/// every GPU that loads the target ID of one of its archives, by the
+/// loader's fallback from a processor to its generic processor
+/// (processorsServedBy, core's table: a gfx11-generic archive serves
+/// gfx1100 ... gfx1153). Features are not told apart, as the bundle keys
+/// do not tell them apart (a gfx90a:xnack+ archive serves gfx90a).
+std::map<std::string, ServedGpu> servedGpus(
+    const std::set<std::string> &Keys,
+    const std::map<std::string, std::map<std::string, std::string>>
+        &ArchivesOf) {
+  std::map<std::string, std::set<std::string>> Serving;
+  std::map<std::string, ServedGpu> Out;
+  for (const std::string &K : Keys)
+    if (lookupBundle(K)->Level == BundleLevel::Target)
+      Out[K];
+  for (const auto &[K, Archives] : ArchivesOf)
+    for (const auto &[T, Path] : Archives)
+      if (std::optional<TargetId> Id = parseTargetId(T))
+        for (const std::string &Gpu : processorsServedBy(Id->Processor)) {
+          Serving[Gpu].insert(K);
+          Out[Gpu].TargetIds.push_back(T);
+        }
+  for (auto &[Gpu, S] : Out) {
+    for (const PackagingBundle &B : packagingChain(Gpu))
+      if (Keys.count(B.Key))
+        S.Bundles.push_back(B.Key);
+    for (const std::string &K : Serving[Gpu])
+      if (!is_contained(S.Bundles, K))
+        S.Bundles.push_back(K);
+    llvm::sort(S.TargetIds);
+  }
+  return Out;
+}
+
+/// <dist-info>/kpack_gpus.txt of the host wheel: one line per GPU served,
+/// "<gpu>" and the target IDs of the archives it loads, space-separated.
+std::string gpusText(const std::map<std::string, ServedGpu> &Gpus) {
+  std::string S;
+  for (const auto &[Gpu, Served] : Gpus) {
+    S += Gpu;
+    for (const std::string &T : Served.TargetIds)
+      S += " " + T;
+    S += "\n";
+  }
+  return S;
+}
+
 /// Python's json.dumps(indent=2) of the variant metadata (FORMAT.md §6).
 std::string variantJson(ArrayRef<std::string> Targets) {
   auto List = [](ArrayRef<std::string> Items, StringRef Indent) {
@@ -734,10 +791,12 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Keys.insert(K);
   for (const auto &[K, Files] : DatabaseItems)
     Keys.insert(K);
-  std::vector<std::string> TargetKeys;
-  for (const std::string &K : Keys)
-    if (lookupBundle(K)->Level == BundleLevel::Target)
-      TargetKeys.push_back(K);
+  // One extra per GPU served (sorted).
+  std::map<std::string, ServedGpu> Gpus = servedGpus(Keys, ArchivesOf);
+  std::vector<std::string> GpuNames;
+  for (const auto &[Gpu, Served] : Gpus)
+    GpuNames.push_back(Gpu);
+  Result.Gpus = GpuNames;
 
   // The host wheel.
   const ZipEntry *MetadataEntry = Zip.find(W.distInfoDir().str() + "/METADATA");
@@ -747,6 +806,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     return Txn.staged(File);
   };
   WheelBuilder Host(StageWheel(HostFile), W.distInfoDir().str(), TextMethod);
+  const std::string GpusName = W.distInfoDir().str() + "/kpack_gpus.txt";
   for (const Item &It : Items) {
     const ZipEntry &E = *It.E;
     if (!It.DatabaseKey.empty())
@@ -765,14 +825,15 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       ++Result.ConvertedBinaries;
       continue;
     }
-    if (&E == MetadataEntry)
-      continue;
+    if (&E == MetadataEntry || E.Name == GpusName)
+      continue; // both written below
     Host.addRaw(E.Name, Zip, E, It.Row);
   }
 
-  // Host METADATA (upstream's order): rocm-bootstrap, per target-level
-  // bundle an extra requiring every bundle of its chain that this split
-  // produced, and device-all requiring every device wheel.
+  // Host METADATA (upstream's order): rocm-bootstrap, per GPU served an
+  // extra requiring every bundle of its chain that this split produced and
+  // every bundle whose archives it loads, and device-all requiring every
+  // device wheel.
   WheelHeaderFile Metadata = W.metadata();
   if (metadataVersion(Metadata) < std::make_pair(2u, 1u))
     Metadata.set("Metadata-Version", "2.1");
@@ -781,15 +842,13 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     std::string Dist, Target;
   };
   std::vector<Pin> Pins; // extra lines, for the variant wheel
-  for (const std::string &T : TargetKeys) {
+  for (const std::string &T : GpuNames) {
     Metadata.append("Provides-Extra", "device-" + T);
-    for (const PackagingBundle &B : packagingChain(T))
-      if (Keys.count(B.Key)) {
-        Pins.push_back({deviceDistName(Prefix, B.Key), T});
-        Metadata.append("Requires-Dist", Pins.back().Dist + " == " + Version +
-                                             "; extra == \"device-" + T +
-                                             "\"");
-      }
+    for (const std::string &B : Gpus[T].Bundles) {
+      Pins.push_back({deviceDistName(Prefix, B), T});
+      Metadata.append("Requires-Dist", Pins.back().Dist + " == " + Version +
+                                           "; extra == \"device-" + T + "\"");
+    }
   }
   Metadata.append("Provides-Extra", "device-all");
   std::set<std::string> AllDists;
@@ -799,6 +858,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Metadata.append("Requires-Dist",
                     D + " == " + Version + "; extra == \"device-all\"");
   Host.addText(MetadataEntry->Name, Metadata.str(), TextMethod);
+  Host.addText(GpusName, gpusText(Gpus), TextMethod);
   if (Error E = Host.write())
     return E;
   std::vector<std::pair<WrittenWheel, std::string>> Staged; // wheel, out name
@@ -829,7 +889,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     if (metadataVersion(VM) < std::make_pair(2u, 1u))
       VM.set("Metadata-Version", "2.1");
     VM.append("Requires-Dist", "rocm-bootstrap");
-    for (const std::string &T : TargetKeys) {
+    for (const std::string &T : GpuNames) {
       VM.append("Provides-Extra", "device-" + T);
       for (const Pin &P : Pins)
         if (P.Target == T) {
@@ -846,7 +906,7 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
                 D + " == " + Version + "; extra == \"device-all\"");
     Variant.addText(MetadataEntry->Name, VM.str(), TextMethod);
     Variant.addText(W.distInfoDir().str() + "/variant.json",
-                    variantJson(TargetKeys), TextMethod);
+                    variantJson(GpuNames), TextMethod);
     if (Error E = Variant.write())
       return E;
     Expected<WrittenWheel> Done = Variant.commit("");

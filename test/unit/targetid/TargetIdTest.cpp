@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace kpack;
 
 namespace {
@@ -112,6 +114,28 @@ TEST(TargetIdGeneric, NoGenericProcessor) {
     EXPECT_EQ(genericProcessorFor(P), "") << P;
   EXPECT_TRUE(isGenericProcessor("gfx9-4-generic"));
   EXPECT_FALSE(isGenericProcessor("gfx942"));
+}
+
+// processorsServedBy reads the same table backwards: every processor whose
+// candidates include the generic processor, and nothing else.
+TEST(TargetIdGeneric, ServedBy) {
+  EXPECT_EQ(processorsServedBy("gfx11-generic"),
+            (Strings{"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150",
+                     "gfx1151", "gfx1152", "gfx1153"}));
+  EXPECT_EQ(processorsServedBy("gfx9-generic"),
+            (Strings{"gfx900", "gfx902", "gfx904", "gfx906", "gfx909",
+                     "gfx90c"}));
+  EXPECT_EQ(processorsServedBy("gfx9-4-generic"),
+            (Strings{"gfx942", "gfx950"}));
+  EXPECT_EQ(processorsServedBy("gfx942"), Strings{"gfx942"});
+  EXPECT_EQ(processorsServedBy("gfx1250-strict"), Strings{"gfx1250-strict"});
+  EXPECT_EQ(processorsServedBy("gfx12-5-generic"), Strings{});
+  for (const char *G : {"gfx9-generic", "gfx9-4-generic", "gfx10-1-generic",
+                        "gfx10-3-generic", "gfx11-generic", "gfx12-generic"})
+    for (const std::string &P : processorsServedBy(G)) {
+      std::vector<std::string> C = candidateTargetIds(parse(P));
+      EXPECT_NE(std::find(C.begin(), C.end(), G), C.end()) << G << " " << P;
+    }
 }
 
 TEST(TargetIdFeatures, Supported) {

@@ -3,8 +3,8 @@
 // `kpack split-wheel` and `kpack recombine-wheels` (docs/wheels.md): a fat
 // ROCm wheel becomes, as upstream's split_python_wheels writes them, a host
 // wheel (every fat ELF or PE file under the overlay root converted through
-// the emission library, database files removed, one `device-<target>` extra
-// per target) and one device wheel per rocm_bootstrap bundle key holding the
+// the emission library, database files removed, one `device-<gpu>` extra
+// per GPU a device wheel serves) and one device wheel per rocm_bootstrap bundle key holding the
 // archives under <overlay>/.kpack/ and its database files; recombination
 // overlays device wheels onto their host wheel again. Outputs are
 // deterministic.
@@ -70,6 +70,9 @@ struct WheelSplitResult {
   std::optional<WrittenWheel> Variant;
   std::vector<WrittenWheel> Devices; ///< sorted by bundle key
   std::vector<std::string> Architectures; ///< target IDs found, sorted
+  /// The GPUs served, each with a device-<gpu> extra (sorted; listed in
+  /// the host's <dist-info>/kpack_gpus.txt).
+  std::vector<std::string> Gpus;
   unsigned ConvertedBinaries = 0;
   unsigned DatabaseFiles = 0;
   unsigned DroppedFiles = 0; ///< database files of unselected targets
