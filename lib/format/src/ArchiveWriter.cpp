@@ -156,6 +156,10 @@ Status ArchiveWriter::writeArchives(
     Out->Params.Level = O.ZstdLevel;
     Out->Params.Long = O.Compression == ArchiveCompression::ZstdPerKernelLong;
     Out->Params.WholeWindow = Out->Shared;
+    // The cache holds frames that depend on nothing but the code object
+    // (not those of shared segments, compressed against other content).
+    if (O.Cache && Zstd && !Out->Shared)
+      Out->CacheSalt = frameCacheSalt(O.Compression, Out->Params);
     if (Status S = Out->F.open(J.Path))
       return S;
     uint8_t Header[BlobStart] = {};

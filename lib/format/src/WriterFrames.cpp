@@ -14,6 +14,7 @@
 
 #include "kpack/ByteOrder.h"
 #include "kpack/ContentHash.h"
+#include "kpack/FrameCache.h"
 #include "kpack/WriteProgress.h"
 #include "kpack/WriteSchedule.h"
 
@@ -82,6 +83,17 @@ Status writer::compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data,
     return S;
   Frame.truncate(Old + Got);
   return Status::ok();
+}
+
+std::string writer::frameCacheSalt(ArchiveCompression C,
+                                   const FrameParams &FP) {
+  // Versioned: a change of what compressFrame() does for these parameters
+  // must change this string.
+  return std::string("kpack-frame-1 scheme=") + compressionSchemeName(C) +
+         " format=" + std::to_string(archiveFormatVersion(C)) +
+         " level=" + std::to_string(FP.Level) + " long=" +
+         (FP.Long ? "1" : "0") + " window=" + (FP.WholeWindow ? "1" : "0") +
+         " zstd=" + std::to_string(ZSTD_versionNumber());
 }
 
 Status writer::decompressFrame(const uint8_t *Frame, size_t FrameSize,
@@ -275,12 +287,31 @@ Status ArchiveWriter::writeFrames(
       FP.PrefixSize = T.Prefix.size();
     }
     It.Frame.resize_for_overwrite(4); // the size, below
-    {
-      llvm::TimeTraceScope Trace("Frame",
+    FrameCache *Cache = O.CacheSalt.empty() ? nullptr : EO.Cache.get();
+    FrameCache::Key CacheKey{};
+    bool Cached = false;
+    if (Cache) {
+      llvm::TimeTraceScope Trace("CacheLookup",
                                  [&] { return traceDetail(K, Size); });
-      if (Status S = compressFrame(T.Ctx, Data, Size, FP, It.Frame)) {
-        It.Err = std::move(S);
-        return 0;
+      CacheKey = FrameCache::keyOf(Data, Size, O.CacheSalt);
+      Cached = Cache->lookup(CacheKey, It.Frame);
+    }
+    if (Cached) {
+      llvm::TimeTraceScope Trace("CacheHit",
+                                 [&] { return traceDetail(K, Size); });
+    } else {
+      {
+        llvm::TimeTraceScope Trace("Frame",
+                                   [&] { return traceDetail(K, Size); });
+        if (Status S = compressFrame(T.Ctx, Data, Size, FP, It.Frame)) {
+          It.Err = std::move(S);
+          return 0;
+        }
+      }
+      if (Cache) {
+        llvm::TimeTraceScope Trace("CacheStore",
+                                   [&] { return traceDetail(K, Size); });
+        Cache->store(CacheKey, It.Frame.data() + 4, It.Frame.size() - 4);
       }
     }
     writeLE<uint32_t>(It.Frame.data(),

@@ -70,6 +70,9 @@ int windowLogFor(uint64_t Bytes);
 Status zstdStatus(size_t Code);
 Status compressFrame(ZSTD_CCtx *Ctx, const uint8_t *Data, size_t Size,
                      const FrameParams &FP, Bytes &Frame);
+/// What, besides a code object's bytes, its frame depends on: the
+/// FrameCache salt of frames made with FP for scheme C.
+std::string frameCacheSalt(ArchiveCompression C, const FrameParams &FP);
 /// Decodes a frame the writer made (deduplication compares content).
 Status decompressFrame(const uint8_t *Frame, size_t FrameSize,
                        const std::vector<uint8_t> &Prefix, uint64_t Original,
@@ -155,6 +158,9 @@ struct ArchiveWriter::Output {
   bool Zstd = false;
   bool Shared = false; ///< "zstd-shared-segments"
   writer::FrameParams Params;  ///< of every zstd frame (Prefix set per frame)
+  /// Not empty when frames go through the options' FrameCache: the salt of
+  /// their keys (frameCacheSalt).
+  std::string CacheSalt;
   std::unique_ptr<AtomicFile> File = std::make_unique<AtomicFile>();
   AtomicFile &F = *File;
   std::vector<Blob> Blobs;

@@ -37,6 +37,7 @@
 namespace kpack {
 
 class AtomicFile;
+class FrameCache;
 
 /// A TOC entry's "metadata" map (FORMAT.md §1.2): string values, written in
 /// this order.
@@ -189,6 +190,10 @@ struct ArchiveWriterOptions {
   bool NameEntriesInErrors = true;
   /// Bounds of the shared-segments analysis.
   SharedSegmentLimits SharedLimits = {};
+  /// Frames of zstd-per-kernel entries (either grade) are taken from and
+  /// kept in this cache (kpack/FrameCache.h); the archive is the same
+  /// without it.
+  std::shared_ptr<FrameCache> Cache;
 };
 
 /// What write() reports about the archive it wrote.
