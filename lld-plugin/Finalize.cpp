@@ -7,6 +7,7 @@
 #include "kpack/BundleCodec.h"
 #include "kpack/Coff.h"
 #include "kpack/Emission.h"
+#include "kpack/FrameCache.h"
 #include "kpack/HostBinary.h"
 #include "kpack/KpackReady.h"
 #include "kpack/LLVMError.h"
@@ -73,6 +74,11 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
   if (!Compression)
     return Compression.takeError();
   Plan.Compression = *Compression;
+  // The cache is pruned when the plan, the link's, goes.
+  if (!Opts.CacheDir.empty())
+    if (Status S = FrameCache::open(Opts.CacheDir, Opts.CachePolicy,
+                                    Plan.Compression.Cache))
+      return createStringError("--kpack-cache-dir: %s", S.message().c_str());
   Plan.SearchPaths = Opts.SearchPaths;
   if (Plan.SearchPaths.empty())
     Plan.SearchPaths.push_back(searchPathFromBinary(OutputPath, Archive));

@@ -2,6 +2,7 @@
 
 #include "LinkOptions.h"
 
+#include "kpack/FrameCache.h"
 #include "kpack/Metadata.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -157,7 +158,9 @@ parseCommandLine(const std::vector<std::string> &Argv) {
       } Strings[] = {{"output", &K.OutputArchive}, {"dir", &K.OutputDir},
                      {"name", &K.KernelName},      {"group", &K.Group},
                      {"family", &K.Family},
-                     {"compression", &K.Compression}};
+                     {"compression", &K.Compression},
+                     {"cache-dir", &K.CacheDir},
+                     {"cache-policy", &K.CachePolicy}};
       bool Matched = false;
       for (const Known &O : Strings) {
         auto V = matchKpackOption(Argv, I, O.Name);
@@ -244,6 +247,14 @@ parseCommandLine(const std::vector<std::string> &Argv) {
   if (!K.OutputArchive.empty() && !K.OutputDir.empty())
     return createStringError(
         "--kpack-output and --kpack-dir are mutually exclusive");
+  if (!K.CachePolicy.empty()) {
+    if (K.CacheDir.empty())
+      return createStringError("--kpack-cache-policy needs --kpack-cache-dir");
+    CachePruningPolicy Policy;
+    if (Status S = FrameCache::parsePolicy(K.CachePolicy, Policy))
+      return createStringError("--kpack-cache-policy: %s",
+                               S.message().c_str());
+  }
   if (!K.emitsArchives()) {
     // An lld link: lld records the trace.
     L.Args.insert(L.Args.end(), TimeTraceArgs.begin(), TimeTraceArgs.end());

@@ -47,6 +47,11 @@ struct KpackOptions {
   /// output's name + ".time-trace"); otherwise they go to lld as they are.
   std::optional<std::string> TimeTrace;
   unsigned TimeTraceGranularity = 0;
+  /// --kpack-cache-dir=DIR and --kpack-cache-policy=POLICY (lld's
+  /// --thinlto-cache-policy syntax): the compressed-frame cache of
+  /// incremental links (kpack/FrameCache.h); the policy is checked here.
+  std::string CacheDir;
+  std::string CachePolicy;
 
   bool emitsArchives() const {
     return !OutputArchive.empty() || !OutputDir.empty();

@@ -54,8 +54,10 @@ int main(int Argc, char **Argv) {
   std::vector<std::string> Args(Expanded.begin(), Expanded.end());
   auto Parsed = LldLink ? kpack::link::parseLldLinkCommandLine(Args)
                         : kpack::link::parseCommandLine(Args);
-  if (!Parsed)
-    return fail(Parsed.takeError());
+  if (!Parsed) { // a usage error
+    fail(Parsed.takeError());
+    return 2;
+  }
 
   // --time-trace of a link that emits archives: the whole link, lld's
   // events among ld.kpack's (lld itself never sees the option then).

@@ -146,6 +146,7 @@ Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
     O.GfxArchFamily = !L.Family.empty() ? L.Family : Slot;
     O.Compression = L.Compression.Scheme;
     O.ZstdLevel = L.Compression.Level;
+    O.Cache = L.Compression.Cache;
     O.Threads = L.Threads;
     O.Deduplicate = L.DeduplicateIdentical;
     O.NameEntriesInErrors = false; // the sources' messages name the origin

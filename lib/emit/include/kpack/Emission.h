@@ -49,6 +49,10 @@ namespace kpack {
 struct CompressionSettings {
   ArchiveCompression Scheme = ArchiveCompression::ZstdPerKernel;
   int Level = DefaultZstdLevel;
+  /// The compressed-frame cache of incremental runs (kpack/FrameCache.h;
+  /// ld.kpack --kpack-cache-dir, --cache-dir of `kpack convert`/`split`);
+  /// none by default.
+  std::shared_ptr<FrameCache> Cache;
 
   /// Scheme names as the command lines spell them (optionName(); also the
   /// TOC names "zstd-per-kernel" and "zstd-shared-segments"); Level unset

@@ -13,6 +13,9 @@ import re
 import sys
 
 PER_ENTRY = ["Read", "Hash", "Frame", "Write", "Place"]
+# Printed after the threads line: a run with a frame cache (--cache-dir,
+# --kpack-cache-dir).
+CACHE = ["CacheLookup", "CacheHit", "CacheStore"]
 ONCE = ["WriteArchives", "TOC", "Commit"]
 
 with open(sys.argv[1]) as f:
@@ -37,7 +40,7 @@ def line(label, words):
 line("run:", sorted(n for n in names
                     if n.startswith("kpack ") or n == "ld.kpack"))
 line("archive events:", [n for n in ONCE if n in names])
-for name in PER_ENTRY:
+def count(name):
     positions = set()
     for e in complete:
         if e["name"] == name:
@@ -45,9 +48,16 @@ for name in PER_ENTRY:
             assert m, f"{name} event without '#N bytes' detail: {e}"
             positions.add(int(m.group(1)))
     print(f"{name}: {len(positions)} entries")
+
+
+for name in PER_ENTRY:
+    count(name)
 work = [e for e in complete if e["name"] in ("Read", "Frame")]
 print("entries worked on other threads:",
       "yes" if work and all(e["tid"] != main_tid for e in work) else "no")
-others = sorted(n for n in names if n not in PER_ENTRY + ONCE
+if any(n in names for n in CACHE):
+    for name in CACHE:
+        count(name)
+others = sorted(n for n in names if n not in PER_ENTRY + ONCE + CACHE
                 and not n.startswith("kpack ") and n != "ld.kpack")
 line("other events:", others)
