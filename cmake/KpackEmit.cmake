@@ -62,12 +62,20 @@
 # never an archive an earlier configuration left in the build tree.
 #
 # Cache variables: ROCM_KPACK_EMIT (OFF), ROCM_KPACK_PLUGIN (KpackPlugin.so),
-# ROCM_KPACK_LINKER (ld.kpack's ld.lld alias). The tools are looked up in the
-# installation this file belongs to.
+# ROCM_KPACK_LINKER (ld.kpack's ld.lld alias), ROCM_KPACK_CACHE_DIR (empty:
+# none; else every emitting link gets -Wl,--kpack-cache-dir=<dir>, so that a
+# relink compresses only the code objects that changed) and
+# ROCM_KPACK_CACHE_POLICY (empty: LLVM's default pruning; else
+# -Wl,--kpack-cache-policy=<policy>, lld's --thinlto-cache-policy syntax).
+# The tools are looked up in the installation this file belongs to.
 
 include_guard(GLOBAL)
 
 option(ROCM_KPACK_EMIT "Emit device code of every target as .kpack archives" OFF)
+set(ROCM_KPACK_CACHE_DIR "" CACHE PATH
+  "Compressed-frame cache of ld.kpack for incremental links (empty: none)")
+set(ROCM_KPACK_CACHE_POLICY "" CACHE STRING
+  "Pruning of ROCM_KPACK_CACHE_DIR, lld's --thinlto-cache-policy syntax")
 
 # <prefix>/<libdir>/cmake/rocm-kpack/KpackEmit.cmake, libdir possibly
 # multiarch (lib/x86_64-linux-gnu): try both depths.
@@ -175,6 +183,12 @@ function(kpack_emit)
     endif()
     if(ARG_METADATA_ROOM)
       list(APPEND _opts "-Wl,--kpack-metadata-room=${ARG_METADATA_ROOM}")
+    endif()
+    if(ROCM_KPACK_CACHE_DIR)
+      list(APPEND _opts "-Wl,--kpack-cache-dir=${ROCM_KPACK_CACHE_DIR}")
+      if(ROCM_KPACK_CACHE_POLICY)
+        list(APPEND _opts "-Wl,--kpack-cache-policy=${ROCM_KPACK_CACHE_POLICY}")
+      endif()
     endif()
     target_link_options(${tgt} PRIVATE ${_opts})
     # The archives are written by the link step; relink when the tools change.

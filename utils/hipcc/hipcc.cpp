@@ -189,6 +189,8 @@ int main(int Argc, char **Argv) {
   std::string Self = selfDir(Argv[0]);
 
   std::optional<std::string> EmitFile, EmitDir;
+  // --kpack-cache-dir=DIR: ld.kpack's compressed-frame cache (links that emit).
+  std::optional<std::string> CacheDir;
   bool EmitKpack = false;
   bool Links = true;
   bool HasHipSource = false;
@@ -219,6 +221,12 @@ int main(int Argc, char **Argv) {
         return fail("--emit-kpack-dir= needs a directory");
       EmitKpack = true;
       EmitDir = A.str();
+      continue;
+    }
+    if (A.consume_front("--kpack-cache-dir=")) {
+      if (A.empty())
+        return fail("--kpack-cache-dir= needs a directory");
+      CacheDir = A.str();
       continue;
     }
     A = Argv[I];
@@ -326,6 +334,8 @@ int main(int Argc, char **Argv) {
         Cmd.push_back("-Wl,--kpack-dir=" + *EmitDir);
       else // Bare --emit-kpack: per-target archives beside the output.
         Cmd.push_back("-Wl,--kpack-dir=" + outputDirectory(Args));
+      if (CacheDir)
+        Cmd.push_back("-Wl,--kpack-cache-dir=" + *CacheDir);
     }
     append_range(Cmd, envFlags("HIPCC_LINK_FLAGS_APPEND"));
   }
