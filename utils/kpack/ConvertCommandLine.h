@@ -9,6 +9,7 @@
 #ifndef KPACK_UTILS_CONVERTCOMMANDLINE_H
 #define KPACK_UTILS_CONVERTCOMMANDLINE_H
 
+#include "FrameCacheOption.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/Convert.h"
@@ -82,6 +83,7 @@ public:
   llvm::cl::opt<bool> Quiet{"quiet", llvm::cl::desc("No summary on stdout"),
                             llvm::cl::sub(Sub), llvm::cl::cat(Category)};
   TimeTraceOption Trace{Sub, Category};
+  FrameCacheOption Cache{Sub, Category};
 
   /// Runs the conversion; returns the process exit status (ConvertExitCode).
   int run() {
@@ -110,6 +112,10 @@ private:
       return ConvertExitError;
     }
     Opts.Compression = *Settings;
+    if (Status S = Cache.open(Opts.Compression)) {
+      WithColor::error(errs(), ToolName) << S.message() << "\n";
+      return ConvertExitError;
+    }
     // Progress only for a terminal and inputs large enough to wait for.
     uint64_t Size = 0;
     if (sys::Process::StandardErrIsDisplayed() &&

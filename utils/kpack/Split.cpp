@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "FrameCacheOption.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/DatabaseHandlers.h"
@@ -83,6 +84,8 @@ static cl::opt<int> SplitLevel(
     cl::desc(CompressionSettings::levelHelp()),
     cl::sub(SplitCmd));
 
+static FrameCacheOption SplitCache(SplitCmd);
+
 static cl::opt<unsigned> SplitThreads("j",
                                       cl::desc("Threads (default: all cores)"),
                                       cl::init(0), cl::sub(SplitCmd));
@@ -125,6 +128,8 @@ static Error splitArtifacts() {
   if (!Compression)
     return Compression.takeError();
   Opts.Compression = *Compression;
+  if (Status S = SplitCache.open(Opts.Compression))
+    return makeError(S.message());
   if (SplitVerbose)
     Opts.Log = [](const std::string &Line) { outs() << "  " << Line << "\n"; };
 
