@@ -52,7 +52,7 @@ struct CompressionSettings {
   /// The compressed-frame cache of incremental runs (kpack/FrameCache.h;
   /// ld.kpack --kpack-cache-dir, --cache-dir of `kpack convert`/`split`);
   /// none by default.
-  std::shared_ptr<FrameCache> Cache;
+  std::shared_ptr<FrameCache> Cache = nullptr;
 
   /// Scheme names as the command lines spell them (optionName(); also the
   /// TOC names "zstd-per-kernel" and "zstd-shared-segments"); Level unset

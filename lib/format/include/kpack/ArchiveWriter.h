@@ -193,7 +193,7 @@ struct ArchiveWriterOptions {
   /// Frames of zstd-per-kernel entries (either grade) are taken from and
   /// kept in this cache (kpack/FrameCache.h); the archive is the same
   /// without it.
-  std::shared_ptr<FrameCache> Cache;
+  std::shared_ptr<FrameCache> Cache = nullptr;
 };
 
 /// What write() reports about the archive it wrote.
