@@ -105,6 +105,29 @@ TEST(LinkOptions, MetadataRoom) {
             std::string::npos);
 }
 
+// The frame cache: its directory and a policy in lld's
+// --thinlto-cache-policy syntax, checked here; a link without archives
+// ignores them (lld never sees them).
+TEST(LinkOptions, FrameCache) {
+  ParsedCommandLine P =
+      parseOk({"a.o", "--kpack-dir=d", "--kpack-cache-dir", "c",
+               "--kpack-cache-policy=prune_after=1h:cache_size_bytes=1g"});
+  EXPECT_EQ(P.Kpack.CacheDir, "c");
+  EXPECT_EQ(P.Kpack.CachePolicy, "prune_after=1h:cache_size_bytes=1g");
+  EXPECT_EQ(P.Linker.Args, (std::vector<std::string>{"a.o"}));
+  P = parseOk({"a.o", "--kpack-cache-dir=c"});
+  EXPECT_EQ(P.Linker.Args, (std::vector<std::string>{"a.o"}));
+  std::string E = parseError(
+      {"--kpack-dir=d", "--kpack-cache-dir=c", "--kpack-cache-policy=x=1"});
+  EXPECT_NE(E.find("--kpack-cache-policy: invalid cache policy 'x=1'"),
+            std::string::npos)
+      << E;
+  EXPECT_EQ(E.find('\n'), std::string::npos) << E;
+  EXPECT_NE(parseError({"--kpack-dir=d", "--kpack-cache-policy=prune_after=1h"})
+                .find("needs --kpack-cache-dir"),
+            std::string::npos);
+}
+
 // lld's --time-trace options: ld.kpack records the trace of a link that
 // emits archives itself (lld never sees them); an lld link gets them as
 // they are.
