@@ -20,6 +20,14 @@
 #                 and 4 tile sizes (unrolled loops), compiled -O2; about
 #                 150-170 KB per TU and target at about 75 KB per CPU-second.
 #   OPT     (environment) overrides the optimization level (-O1 / -O2).
+#   MODE    (environment) links (default: as below) | incremental: issue 29
+#           §2, the frame cache (--kpack-cache-dir). Each round: the fat lld
+#           link; ld.kpack without a cache; ld.kpack with a fresh, empty
+#           cache (cold; its archives compared with cmp to those without);
+#           then one TU edited (a variant of TU 0 with an extra kernel,
+#           compiled once before the rounds, new to each round's cache) and
+#           ld.kpack relinked with the warm cache. One line per link:
+#             <fat|nocache|cold|warm> round R: wall W s user U s sys S s peak RSS M KB
 # The TUs are compiled once into WORK_DIR/<driver>-<gen>-tus, shared by every
 # N (TU i is the same for every N: a run for N = 1000 after one for N = 300
 # compiles only TUs 300-999); each fat object is also rewritten into its
@@ -136,6 +144,39 @@ cd "$dir"
 
 fmt="wall %e s user %U s sys %S s peak RSS %M KB"
 common=(-shared "${drv[@]}" "${objs[@]}" "$build/lib/libhip_standin.so")
+if [ "${MODE:-links}" = incremental ]; then
+  kld=(-fuse-ld=lld --ld-path="$build/libexec/kpack/ld.lld")
+  # The edit: TU 0 with one more kernel. Every round starts from an empty
+  # cache, so its code objects are new to the cache in every round.
+  { cat "$tus/tu0.hip"; echo "__global__ void bench_edit_$$(float *p) { p[0] = 1.5f; }"; } > edit.hip
+  "$clangxx" "${hip[@]}" -c edit.hip -o edit.o
+  edited=("$dir/edit.o" "${objs[@]:1}")
+  for r in $(seq 1 "$rounds"); do
+    rm -f libfat.so
+    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" -fuse-ld=lld -o libfat.so
+    echo "fat round $r: $(cat time.txt)"
+    rm -rf kn libn.so
+    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" "${kld[@]}" -Wl,--kpack-dir=kn -o libn.so
+    echo "nocache round $r: $(cat time.txt)"
+    rm -rf kc libc.so cache
+    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" "${kld[@]}" -Wl,--kpack-dir=kc \
+      -Wl,--kpack-cache-dir=cache -o libc.so
+    echo "cold round $r: $(cat time.txt) cache $(du -sb cache | cut -f1) bytes"
+    for a in kn/*; do cmp "$a" "kc/$(basename "$a")"; done
+    cmp libn.so libc.so
+    rm -rf kw libw.so
+    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" -shared "${drv[@]}" "${edited[@]}" \
+      "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=kw -Wl,--kpack-cache-dir=cache -o libw.so
+    echo "warm round $r (TU 0 edited): $(cat time.txt)"
+  done
+  # The warm relink's archives equal those of a link without the cache.
+  rm -rf ke libe.so
+  "$clangxx" -shared "${drv[@]}" "${edited[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" \
+    -Wl,--kpack-dir=ke -o libe.so
+  for a in ke/*; do cmp "$a" "kw/$(basename "$a")"; done
+  echo "archives byte-identical with and without the cache: yes"
+  exit 0
+fi
 for r in $(seq 1 "$rounds"); do
   rm -f libfat.so
   /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" -fuse-ld=lld -o libfat.so
