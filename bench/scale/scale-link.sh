@@ -148,33 +148,32 @@ if [ "${MODE:-links}" = incremental ]; then
   kld=(-fuse-ld=lld --ld-path="$build/libexec/kpack/ld.lld")
   # The edit: TU 0 with one more kernel. Every round starts from an empty
   # cache, so its code objects are new to the cache in every round.
-  { cat "$tus/tu0.hip"; echo "__global__ void bench_edit_$$(float *p) { p[0] = 1.5f; }"; } > edit.hip
-  "$clangxx" "${hip[@]}" -c edit.hip -o edit.o
+  { cat "$tus/tu0.hip"; echo "__global__ void bench_edit(float *p) { p[0] = 1.5f; }"; } > edit.hip.new
+  put edit.hip
+  [ -s edit.o ] && [ edit.o -nt edit.hip ] || "$clangxx" "${hip[@]}" -c edit.hip -o edit.o
   edited=("$dir/edit.o" "${objs[@]:1}")
+  # link NAME OBJECTS... [ld.kpack options]: NAME/libscale.so, archives in NAME/kp.
+  link() {
+    local name=$1; shift
+    rm -rf "$name" && mkdir "$name"
+    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" -shared "${drv[@]}" "$@" -o "$name/libscale.so"
+  }
   for r in $(seq 1 "$rounds"); do
-    rm -f libfat.so
-    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" -fuse-ld=lld -o libfat.so
+    link fat "${objs[@]}" "$build/lib/libhip_standin.so" -fuse-ld=lld
     echo "fat round $r: $(cat time.txt)"
-    rm -rf kn libn.so
-    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" "${kld[@]}" -Wl,--kpack-dir=kn -o libn.so
+    link nocache "${objs[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=nocache/kp
     echo "nocache round $r: $(cat time.txt)"
-    rm -rf kc libc.so cache
-    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" "${common[@]}" "${kld[@]}" -Wl,--kpack-dir=kc \
-      -Wl,--kpack-cache-dir=cache -o libc.so
+    rm -rf cache
+    link cold "${objs[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=cold/kp -Wl,--kpack-cache-dir=cache
     echo "cold round $r: $(cat time.txt) cache $(du -sb cache | cut -f1) bytes"
-    for a in kn/*; do cmp "$a" "kc/$(basename "$a")"; done
-    cmp libn.so libc.so
-    rm -rf kw libw.so
-    /usr/bin/time -o time.txt -f "$fmt" "$clangxx" -shared "${drv[@]}" "${edited[@]}" \
-      "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=kw -Wl,--kpack-cache-dir=cache -o libw.so
+    diff -r nocache cold
+    link warm "${edited[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=warm/kp -Wl,--kpack-cache-dir=cache
     echo "warm round $r (TU 0 edited): $(cat time.txt)"
   done
-  # The warm relink's archives equal those of a link without the cache.
-  rm -rf ke libe.so
-  "$clangxx" -shared "${drv[@]}" "${edited[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" \
-    -Wl,--kpack-dir=ke -o libe.so
-  for a in ke/*; do cmp "$a" "kw/$(basename "$a")"; done
-  echo "archives byte-identical with and without the cache: yes"
+  # The warm relink's outputs equal those of a link without the cache.
+  link edited "${edited[@]}" "$build/lib/libhip_standin.so" "${kld[@]}" -Wl,--kpack-dir=edited/kp
+  diff -r edited warm
+  echo "outputs byte-identical with and without the cache: yes"
   exit 0
 fi
 for r in $(seq 1 "$rounds"); do
