@@ -86,6 +86,7 @@ constexpr const char *FatNoCode = "fat-no-code-object";
 constexpr const char *Broken = "broken";
 constexpr const char *KpackReadyObject = "kpack-ready-object";
 constexpr const char *Unreadable = "unreadable";
+constexpr const char *OverrideMismatch = "override-mismatch";
 
 /// How specific a failing diagnosis is: the binary's verdict is its most
 /// specific code object's.
@@ -93,7 +94,8 @@ int rank(StringRef D) {
   static const char *Order[] = {"no-target",        "no-archive",
                                 "other-targets",    "missing-entry",
                                 "corrupt",          "stale",
-                                FatNoCode,          "invalid-metadata",
+                                FatNoCode,          OverrideMismatch,
+                                "invalid-metadata",
                                 Unreadable,         KpackReadyObject,
                                 Broken,             "disabled"};
   for (size_t I = 0; I < std::size(Order); ++I)
@@ -310,7 +312,24 @@ void judgeHipk(const HostBinary &H, const Examined &X, LoaderCache &Cache,
     }
     Cache.explain(A);
     O.Ok = A.Verdict == Diagnosis::Loaded && VerifyError.empty();
-    if (!VerifyError.empty()) {
+    // ROCM_KPACK_ARCH_OVERRIDE replaces what is asked for: the code object
+    // found may be one the GPU cannot run, which the HIP runtime then
+    // refuses.
+    std::string Foreign;
+    if (O.Ok && !Cache.environment().ArchOverride.empty()) {
+      const std::vector<std::string> Runs = candidateTargetIds(Agent);
+      if (std::find(Runs.begin(), Runs.end(), A.found()->Candidate) ==
+          Runs.end())
+        Foreign = A.found()->Candidate;
+    }
+    if (!Foreign.empty()) {
+      O.Ok = false;
+      O.Diagnosis = OverrideMismatch;
+      O.Message = "ROCM_KPACK_ARCH_OVERRIDE makes the loader take " +
+                  quoted(A.Key) + " for " + Foreign + " from " +
+                  quoted(A.found()->Path) + ", which " + Agent.str() +
+                  " cannot run";
+    } else if (!VerifyError.empty()) {
       O.Diagnosis = diagnosisName(Diagnosis::Corrupt);
       O.Message = "the code object " + quoted(A.Key) + " for " +
                   A.found()->Candidate + " in " + quoted(A.found()->Path) +
@@ -342,6 +361,9 @@ void addRemedies(const Examined &X, const TargetId &Agent,
         "--emit-kpack, or kpack_emit in CMake (docs/kpack-ready.md)");
   } else if (D == "disabled") {
     Add("unset ROCM_KPACK_DISABLE");
+  } else if (D == OverrideMismatch) {
+    Add("unset ROCM_KPACK_ARCH_OVERRIDE, or name a target " + Agent.str() +
+        " runs in it");
   } else if (D == "invalid-metadata" || D == Unreadable) {
     Add("reinstall or rebuild " + quoted(X.Path));
   } else if (D == FatNoCode) {
@@ -785,11 +807,26 @@ int runDoctor() {
     return 2;
   }
   std::vector<Candidate> Inputs;
-  std::vector<NotFollowed> Skipped;
-  const std::vector<std::string> Args(DoctorPaths.begin(), DoctorPaths.end());
-  for (const std::string &P : Args)
-    if (Error E = collectInputs(P, Args, Inputs, Skipped))
+  InputContext Ctx;
+  Ctx.Args.assign(DoctorPaths.begin(), DoctorPaths.end());
+  for (const std::string &P : Ctx.Args)
+    if (Error E = collectInputs(P, Ctx, Inputs))
       return reportError(Tool, std::move(E));
+  std::vector<NotFollowed> &Skipped = Ctx.Skipped;
+  if (!Ctx.WheelSite.empty()) {
+    // The wheels' files are shown inside them: "pkg.whl:pkg/lib/libx.so",
+    // or "wheels:pkg/lib/libx.so" for several installed together.
+    const std::string Shown =
+        Ctx.Wheels.size() == 1 ? Ctx.Wheels[0] + ":" : std::string("wheels:");
+    SmallString<256> Real;
+    if (!sys::fs::real_path(Ctx.WheelSite, Real) &&
+        StringRef(Real) != Ctx.WheelSite)
+      Ctx.Display.push_back({std::string(Real) + "/", Shown});
+    Ctx.Display.push_back({Ctx.WheelSite + "/", Shown});
+    if (Ctx.Wheels.size() > 1)
+      Notes.push_back("wheels: " + joined(Ctx.Wheels) +
+                      ", installed together as pip would");
+  }
   std::sort(Skipped.begin(), Skipped.end(),
             [](const NotFollowed &A, const NotFollowed &B) {
               return A.Link < B.Link;
@@ -826,9 +863,18 @@ int runDoctor() {
     ExtraProblems |= !Extras.back().empty();
   }
   const auto EnvFx = environmentEffects(Env);
+  std::string Report;
+  raw_string_ostream OS(Report);
   if (DoctorJson)
-    printJson(outs(), *Gpus, EnvFx, Notes, All, Skipped, Extras, Fine, Failed);
+    printJson(OS, *Gpus, EnvFx, Notes, All, Skipped, Extras, Fine, Failed);
   else
-    printText(outs(), *Gpus, EnvFx, Notes, All, Skipped, Extras);
+    printText(OS, *Gpus, EnvFx, Notes, All, Skipped, Extras);
+  OS.flush();
+  // A wheel's files are shown inside it ("pkg.whl:pkg/lib/libx.so").
+  for (const auto &[Scratch, Shown] : Ctx.Display)
+    for (size_t At = Report.find(Scratch); At != std::string::npos;
+         At = Report.find(Scratch, At + Shown.size()))
+      Report.replace(At, Scratch.size(), Shown);
+  outs() << Report;
   return Failed || ExtraProblems ? 1 : 0;
 }

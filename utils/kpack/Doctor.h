@@ -11,6 +11,7 @@
 #ifndef KPACK_UTILS_KPACK_DOCTOR_H
 #define KPACK_UTILS_KPACK_DOCTOR_H
 
+#include "kpack/AtomicFile.h"
 #include "kpack/Resolution.h"
 #include "kpack/TargetId.h"
 
@@ -39,15 +40,30 @@ struct NotFollowed {
   std::string Link, Target;
 };
 
+/// What collecting the inputs made: the links not followed, and the
+/// scratch trees wheels were extracted into (removed at exit, and on
+/// SIGINT, SIGTERM, SIGHUP) with the spelling each stands for in the output
+/// ("<scratch>/" -> "<wheel>:").
+struct InputContext {
+  std::vector<std::string> Args; ///< every PATH argument
+  std::vector<NotFollowed> Skipped;
+  OutputDirectories Scratch;
+  /// The scratch site-packages every wheel argument is extracted into, as
+  /// pip would install them together, and the wheels.
+  std::string WheelSite;
+  std::vector<std::string> Wheels;
+  std::vector<std::pair<std::string, std::string>> Display;
+};
+
 /// Finds the files to examine for one PATH argument: a file, a directory
 /// (walked without following symbolic links; links out of the tree go to
-/// Skipped), or the name of an installed Python distribution (its RECORD's
-/// files, in the site-packages directories of `python3` and of the
-/// directories among Paths). Errors name the argument.
-llvm::Error collectInputs(llvm::StringRef Arg,
-                          const std::vector<std::string> &AllArgs,
-                          std::vector<Candidate> &Out,
-                          std::vector<NotFollowed> &Skipped);
+/// Ctx.Skipped), a wheel (its host images, archives and .dist-info files
+/// extracted into a scratch tree, examined as a site-packages directory),
+/// or the name of an installed Python distribution (its RECORD's files, in
+/// the site-packages directories of `python3` and of the directories among
+/// Ctx.Args). Errors name the argument.
+llvm::Error collectInputs(llvm::StringRef Arg, InputContext &Ctx,
+                          std::vector<Candidate> &Out);
 
 /// Is Head (the first bytes of a file) an x86-64 ELF or PE host image?
 bool looksLikeHostImage(llvm::StringRef Head);

@@ -14,12 +14,14 @@
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
 #include "kpack/Wheel.h"
+#include "kpack/Zip.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
@@ -148,27 +150,120 @@ Error collectDistribution(StringRef Name, const std::vector<std::string> &Args,
   return Error::success();
 }
 
+/// A wheel, as pip would install it: its .dist-info files, its archives and
+/// its host images (found by their first 4 KiB as they stream) extracted
+/// into a scratch tree that stands in for site-packages. Entry names were
+/// checked when the wheel was opened (relative, no "." or ".." component,
+/// no backslash); contents are checked against RECORD as they stream.
+Error collectWheel(StringRef Path, InputContext &Ctx,
+                   std::vector<Candidate> &Out) {
+  Expected<WheelFile> W = WheelFile::open(Path);
+  if (!W)
+    return W.takeError();
+  if (Ctx.WheelSite.empty()) {
+    SmallString<128> Tmp;
+    sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Tmp);
+    if (Status S = Ctx.Scratch.createTree(std::string(Tmp), "kpack-doctor-",
+                                          Ctx.WheelSite))
+      return makeError("'" + Path + "': " + S.message());
+  }
+  Ctx.Wheels.push_back(Path.str());
+  const std::string &Scratch = Ctx.WheelSite;
+  const std::string DistInfo = W->distInfoDir().str() + "/";
+  std::vector<Candidate> Found;
+  for (const ZipEntry &E : W->zip().entries()) {
+    if (E.isDirectory())
+      continue;
+    const bool Always = StringRef(E.Name).starts_with(DistInfo) ||
+                        StringRef(E.Name).ends_with(".kpack");
+    SmallString<256> Dest(Scratch);
+    sys::path::append(Dest, E.Name);
+    std::string Head;
+    std::unique_ptr<raw_fd_ostream> File;
+    bool Decided = Always, Keep = Always;
+    auto Open = [&]() -> Error {
+      if (std::error_code EC =
+              sys::fs::create_directories(sys::path::parent_path(Dest)))
+        return makeError("'" + Dest + "': " + EC.message());
+      std::error_code EC;
+      File = std::make_unique<raw_fd_ostream>(Dest, EC);
+      if (EC)
+        return makeError("'" + Dest + "': " + EC.message());
+      *File << Head;
+      return Error::success();
+    };
+    Expected<RecordEntry> Row =
+        W->readVerified(E, [&](ArrayRef<uint8_t> C) -> Error {
+          StringRef Chunk(reinterpret_cast<const char *>(C.data()), C.size());
+          if (!Decided) {
+            size_t Take =
+                std::min(Chunk.size(), HostImageHeadSize - Head.size());
+            Head.append(Chunk.data(), Take);
+            Chunk = Chunk.drop_front(Take);
+            if (Head.size() < HostImageHeadSize)
+              return Error::success();
+            Decided = true;
+            Keep = looksLikeHostImage(Head);
+            if (!Keep)
+              return Error::success();
+            if (Error Err = Open()) // writes the head
+              return Err;
+          } else if (Keep && !File) {
+            if (Error Err = Open())
+              return Err;
+          }
+          if (Keep)
+            *File << Chunk;
+          return Error::success();
+        });
+    if (!Row)
+      return Row.takeError();
+    if (!Decided) { // shorter than the head
+      Keep = looksLikeHostImage(Head);
+      if (Keep)
+        if (Error Err = Open())
+          return Err;
+    }
+    if (Keep && !File)
+      if (Error Err = Open()) // an empty archive or dist-info file
+        return Err;
+    if (File) {
+      File->close();
+      if (File->has_error())
+        return makeError("'" + Dest + "': " + File->error().message());
+    }
+    if (Keep && !Always)
+      Found.push_back({std::string(Dest), false});
+  }
+  std::sort(Found.begin(), Found.end(),
+            [](const Candidate &A, const Candidate &B) { return A.Path < B.Path; });
+  Out.insert(Out.end(), Found.begin(), Found.end());
+  return Error::success();
+}
+
 } // namespace
 
 bool looksLikeHostImage(StringRef Head) {
   return hostImageFormat(Head) != HostImageFormat::None;
 }
 
-Error collectInputs(StringRef Arg, const std::vector<std::string> &AllArgs,
-                    std::vector<Candidate> &Out,
-                    std::vector<NotFollowed> &Skipped) {
+Error collectInputs(StringRef Arg, InputContext &Ctx,
+                    std::vector<Candidate> &Out) {
   SmallString<256> Abs(Arg);
   sys::fs::make_absolute(Abs);
   sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
   if (sys::fs::is_directory(Abs))
-    return walkTree(Abs, Out, Skipped);
+    return walkTree(Abs, Out, Ctx.Skipped);
+  if (sys::fs::exists(Abs) && StringRef(Abs).ends_with(".whl") &&
+      !sys::fs::is_directory(Abs))
+    return collectWheel(Abs, Ctx, Out);
   if (sys::fs::exists(Abs)) {
     Out.push_back({std::string(Abs), true});
     return Error::success();
   }
   if (isValidDistributionName(Arg)) {
     bool Found = false;
-    if (Error E = collectDistribution(Arg, AllArgs, Out, Found))
+    if (Error E = collectDistribution(Arg, Ctx.Args, Out, Found))
       return E;
     if (Found)
       return Error::success();
