@@ -286,7 +286,8 @@ Status LoaderCache::search(const KpackMetadata &Ref,
                 S->Failure.message().c_str(),
                 errorCodeName(S->Failure.code()));
           Probe.What = ProbeRecord::Outcome::Unusable;
-          Probe.Failure = S->Failure;
+          if (Account)
+            Probe.Failure = S->Failure;
           Record(std::move(Probe));
           continue;
         }
@@ -322,14 +323,16 @@ Status LoaderCache::search(const KpackMetadata &Ref,
                 std::string(EntryLinkId).c_str(), Ref.LinkId.c_str());
           AnyStale = true;
           Probe.What = ProbeRecord::Outcome::Stale;
-          Probe.EntryLinkId = std::string(EntryLinkId);
+          if (Account)
+            Probe.EntryLinkId = std::string(EntryLinkId);
           Record(std::move(Probe));
           continue;
         }
         Status Err = Use(Path, S, E, Candidate);
         if (Err) {
           Probe.What = ProbeRecord::Outcome::ReadFailed;
-          Probe.Failure = Err;
+          if (Account)
+            Probe.Failure = Err;
           Record(std::move(Probe));
           ReadFailure = std::move(Err);
           continue;

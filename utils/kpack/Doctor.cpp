@@ -91,18 +91,28 @@ constexpr const char *OverrideMismatch = "override-mismatch";
 /// How specific a failing diagnosis is: the binary's verdict is its most
 /// specific code object's.
 int rank(StringRef D) {
-  static const char *Order[] = {"no-target",        "no-archive",
-                                "other-targets",    "missing-entry",
-                                "corrupt",          "stale",
-                                FatNoCode,          OverrideMismatch,
-                                "invalid-metadata",
-                                Unreadable,         KpackReadyObject,
-                                Broken,             "disabled"};
+  static const std::string Order[] = {
+      diagnosisName(Diagnosis::NoTarget),
+      diagnosisName(Diagnosis::NoArchive),
+      diagnosisName(Diagnosis::OtherTargets),
+      diagnosisName(Diagnosis::MissingEntry),
+      diagnosisName(Diagnosis::Corrupt),
+      diagnosisName(Diagnosis::Stale),
+      FatNoCode,
+      OverrideMismatch,
+      diagnosisName(Diagnosis::InvalidMetadata),
+      Unreadable,
+      KpackReadyObject,
+      Broken,
+      diagnosisName(Diagnosis::Disabled)};
   for (size_t I = 0; I < std::size(Order); ++I)
     if (D == Order[I])
       return int(I);
   return -1;
 }
+
+/// Is D the name of the loader's diagnosis L?
+bool is(StringRef D, Diagnosis L) { return D == diagnosisName(L); }
 
 struct Gpu {
   TargetId Id;
@@ -359,17 +369,17 @@ void addRemedies(const Examined &X, const TargetId &Agent,
   if (D == Broken || D == KpackReadyObject) {
     Add("rebuild, linking with ld.kpack: -fuse-ld=kpack, hipcc "
         "--emit-kpack, or kpack_emit in CMake (docs/kpack-ready.md)");
-  } else if (D == "disabled") {
+  } else if (is(D, Diagnosis::Disabled)) {
     Add("unset ROCM_KPACK_DISABLE");
   } else if (D == OverrideMismatch) {
     Add("unset ROCM_KPACK_ARCH_OVERRIDE, or name a target " + Agent.str() +
         " runs in it");
-  } else if (D == "invalid-metadata" || D == Unreadable) {
+  } else if (is(D, Diagnosis::InvalidMetadata) || D == Unreadable) {
     Add("reinstall or rebuild " + quoted(X.Path));
   } else if (D == FatNoCode) {
     Add("rebuild with --offload-arch=" + Agent.str() +
         " (or a target it can run)");
-  } else if (D == "stale" && A) {
+  } else if (is(D, Diagnosis::Stale) && A) {
     const ProbeRecord *P = nullptr;
     for (const ProbeRecord &R : A->Probes)
       if (R.What == ProbeRecord::Outcome::Stale) {
@@ -379,7 +389,7 @@ void addRemedies(const Examined &X, const TargetId &Agent,
     Add("rebuild or reinstall " + quoted(X.Path) +
         (P ? " and " + quoted(P->Path) : std::string()) +
         " together (both from one link)");
-  } else if (D == "corrupt" && A) {
+  } else if (is(D, Diagnosis::Corrupt) && A) {
     for (const ProbeRecord &R : A->Probes)
       if (R.What == ProbeRecord::Outcome::ReadFailed ||
           (R.What == ProbeRecord::Outcome::Unusable &&
@@ -390,10 +400,10 @@ void addRemedies(const Examined &X, const TargetId &Agent,
       }
     if (V.Remedies.empty() && A->found())
       Add("reinstall " + quoted(A->found()->Path));
-  } else if (D == "missing-entry") {
+  } else if (is(D, Diagnosis::MissingEntry)) {
     Add("the archive belongs to another build of " + quoted(X.Path) +
         ": reinstall (or rebuild) the binary and its archives together");
-  } else if ((D == "no-archive" || D == "other-targets") && A) {
+  } else if ((is(D, Diagnosis::NoArchive) || is(D, Diagnosis::OtherTargets)) && A) {
     std::vector<std::string> Candidates;
     for (const ProbeRecord &P : A->Probes)
       if (std::find(Candidates.begin(), Candidates.end(), P.Candidate) ==
