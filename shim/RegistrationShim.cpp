@@ -28,7 +28,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "AgentTargets.h"
-#include "ArchiveSearch.h"
 #include "CodeObjectTarget.h"
 #include "LazyBundle.h"
 #include "Report.h"
@@ -253,99 +252,59 @@ struct Loaded {
   LocatedCodeObject Located;
 };
 
-/// The loader's answers that mean "not offered for this target ID" (as
-/// opposed to bad metadata, a corrupt archive or kpack being disabled).
-bool isNotOffered(kpack_error_t E) {
-  return E == KPACK_ERROR_ARCH_NOT_FOUND ||
-         E == KPACK_ERROR_ARCHIVE_NOT_FOUND ||
-         E == KPACK_ERROR_KERNEL_NOT_FOUND || E == KPACK_ERROR_FILE_NOT_FOUND;
-}
-
-/// What the shim asks librocm_kpack for, in order, as CLR does: the agent's
-/// full target ID, then its generic processor with the features that one
-/// takes. The library tries every feature subset of each
-/// (candidateTargetIds lists the same expansion).
-std::vector<TargetId> requestsFor(const TargetId &Agent) {
-  std::vector<TargetId> Requests = {Agent};
-  const std::string Generic = genericProcessorFor(Agent.Processor);
-  if (!Generic.empty()) {
-    TargetId G = Agent;
-    G.Processor = Generic;
-    std::optional<ProcessorFeatures> F = supportedFeatures(Generic);
-    if (!F || !F->Sramecc)
-      G.Sramecc = FeatureState::Any;
-    if (!F || !F->Xnack)
-      G.Xnack = FeatureState::Any;
-    Requests.push_back(G);
-  }
-  return Requests;
-}
-
 /// Finds, for Agent, the code object of the first request an archive offers:
-/// loaded (Read) or only located from the archive's TOC (!Read). The bundle
-/// entry is labelled with the target ID the code object was built for, since
-/// the library may have found a feature subset: from the ELF header when
-/// loaded, else the archive's target ID for it.
+/// loaded (Read) or only located from the archive's TOC (!Read). The shim
+/// asks what CLR asks (agentRequests: the agent's full target ID, then its
+/// generic processor with the features that one takes), in one call, and
+/// the library tries every feature subset of each. The bundle entry is
+/// labelled with the target ID the code object was built for, since the
+/// library may have found a feature subset: from the ELF header when
+/// loaded, else the archive's target ID for it. Account receives the
+/// search's account (the diagnosis of a failure).
 kpack_error_t findForAgent(LoaderCache &Cache, const KpackMetadata &Ref,
                            const std::string &BinaryPath, uint32_t CoIndex,
-                           const TargetId &Agent, bool Read, Loaded &Out) {
-  kpack_error_t Last = KPACK_ERROR_ARCH_NOT_FOUND;
-  for (const TargetId &Request : requestsFor(Agent)) {
-    const std::string Text = Request.str();
-    Status S = Read ? Cache.loadCodeObject(Ref, BinaryPath, CoIndex, {Text},
-                                           Out.Data, Out.Size)
-                    : Cache.locateCodeObject(Ref, BinaryPath, CoIndex, {Text},
-                                             Out.Located);
-    Last = S.code();
-    if (!S) {
-      if (Read) {
-        Out.Target = shim::codeObjectTargetId(Out.Data, Out.Size,
-                                              Request.Processor, Text);
-      } else {
-        Out.Target = Out.Located.Target;
-        Out.Size = size_t(Out.Located.Size);
-      }
-      return KPACK_SUCCESS;
-    }
-    // Anything but "not offered" will not improve with the next request.
-    if (!isNotOffered(Last))
-      return Last;
+                           const TargetId &Agent, bool Read, Loaded &Out,
+                           ResolutionAccount &Account) {
+  const std::vector<std::string> Requests = agentRequests(Agent);
+  Status S = Read ? Cache.loadCodeObject(Ref, BinaryPath, CoIndex, Requests,
+                                         Out.Data, Out.Size, &Account)
+                  : Cache.locateCodeObject(Ref, BinaryPath, CoIndex, Requests,
+                                           Out.Located, &Account);
+  if (S)
+    return S.code();
+  const ProbeRecord *Found = Account.found();
+  const std::string Candidate = Found ? Found->Candidate : Requests.front();
+  if (Read) {
+    Out.Target = shim::codeObjectTargetId(
+        Out.Data, Out.Size, Candidate.substr(0, Candidate.find(':')),
+        Candidate);
+  } else {
+    Out.Target = Out.Located.Target;
+    Out.Size = size_t(Out.Located.Size);
   }
-  return Last;
+  return KPACK_SUCCESS;
 }
 
-/// Reports GPUs left without a code object: one message per binary and set
-/// of GPUs (a library has one wrapper per translation unit, and they all miss
-/// the same way), repeats only under ROCM_KPACK_DEBUG.
-void reportMissing(const KpackEnvironment &Env, const KpackMetadata *Ref,
-                   const std::string &BinaryPath,
-                   uint32_t CoIndex, const std::vector<TargetId> &Missing,
-                   kpack_error_t HardError) {
-  std::string Gpus;
-  for (const TargetId &M : Missing)
-    Gpus += (Gpus.empty() ? "" : ", ") + M.str();
+/// Reports a GPU left without a code object with the diagnosis `kpack
+/// doctor` gives (Diagnosis: "<name>: <message>", kpack/Resolution.h): one
+/// message per binary and GPU (a library has one wrapper per translation
+/// unit, and they all miss the same way), repeats only under
+/// ROCM_KPACK_DEBUG.
+void reportMissing(const std::string &BinaryPath, uint32_t CoIndex,
+                   const TargetId &Gpu, const std::string &Diagnosis) {
   static auto *Reported = new std::set<std::string>;
   {
     std::lock_guard<std::mutex> Lock(ReportedMutex);
-    if (!Reported->insert(BinaryPath + '\n' + Gpus).second) {
+    if (!Reported->insert(BinaryPath + '\n' + Gpu.str()).second) {
       SHIM_DEBUG("%s#%u: no code object for GPU %s either", BinaryPath.c_str(),
-                 CoIndex, Gpus.c_str());
+                 CoIndex, Gpu.str().c_str());
       return;
     }
   }
-  std::string Searched =
-      Ref ? shim::describeArchiveSearch(*Ref, Env, BinaryPath, Missing)
-          : std::string("(the kpack metadata is invalid)");
-  std::string Reason =
-      Env.Disabled ? " [ROCM_KPACK_DISABLE is set]"
-      : HardError
-          ? " [librocm_kpack error " + std::to_string(int(HardError)) + "]"
-          : "";
-  SHIM_ERROR("no code object for GPU %s in '%s' (code object #%u)%s; "
-             "archives searched: %s",
-             Gpus.c_str(),
+  SHIM_ERROR("no code object for GPU %s in '%s' (code object #%u): %s",
+             Gpu.str().c_str(),
              BinaryPath.empty() ? "(unknown binary)" : BinaryPath.c_str(),
-             CoIndex, Reason.c_str(), Searched.c_str());
+             CoIndex, Diagnosis.c_str());
 }
 
 /// The file holding Address, as kpack_discover_binary_path finds it (from
@@ -389,21 +348,23 @@ std::string binaryPathOf(const void *Address) {
   return PathBuf;
 }
 
-/// The loader's answer for every agent when the metadata cannot be used.
-/// Readable: the bytes readable at W.Binary (at most MaxKpackMetadataSize),
-/// which bound the parse. Valid tells whether Ref was decoded (also when
-/// loading is disabled: the error message lists its archives).
+/// The loader's answer for every agent when the metadata cannot be used
+/// (or loading is disabled), with its diagnosis line. Readable: the bytes
+/// readable at W.Binary (at most MaxKpackMetadataSize), which bound the
+/// parse.
 kpack_error_t metadataError(const Loader &L, const FatbinWrapper &W,
-                            size_t Readable, KpackMetadata &Ref, bool &Valid) {
+                            size_t Readable, KpackMetadata &Ref,
+                            std::string &Diagnosis) {
   Status E = decodeKpackMetadata(static_cast<const uint8_t *>(W.Binary),
                                  Readable, Ref, MetadataMode::Loader);
-  Valid = !E;
   if (L.Cache->environment().Disabled) {
     L.Cache->debug("ROCM_KPACK_DISABLE is set; not loading");
+    Diagnosis = disabledDiagnosis();
     return KPACK_ERROR_NOT_IMPLEMENTED;
   }
   if (E) {
     L.Cache->debug("invalid HIPK metadata: %s", E.message().c_str());
+    Diagnosis = invalidMetadataDiagnosis(E.message());
     return E.code();
   }
   return KPACK_SUCCESS;
@@ -423,8 +384,6 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
   uint32_t CoIndex = hipkCodeObjectIndex(W);
 
   std::vector<Loaded> Objects;
-  std::vector<TargetId> Missing;
-  kpack_error_t HardError = KPACK_SUCCESS;
   // A corrupt wrapper (e.g. a bad relocation addend) must not make the loader
   // read through a wild pointer: the metadata has to lie in readable memory.
   const size_t Readable = readableBytesAt(W.Binary, MaxKpackMetadataSize);
@@ -436,21 +395,24 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
                CoIndex, W.Binary);
   }
   KpackMetadata Ref;
-  bool RefValid = false;
+  std::string RefDiagnosis;
   const kpack_error_t RefError =
-      MetadataReadable ? metadataError(L, W, Readable, Ref, RefValid)
+      MetadataReadable ? metadataError(L, W, Readable, Ref, RefDiagnosis)
                        : KPACK_SUCCESS;
   const bool Lazy = L.Lazy;
   for (const TargetId &Agent : MetadataReadable ? L.Agents
                                                 : std::vector<TargetId>()) {
     Loaded Obj;
-    kpack_error_t E = RefError ? RefError
-                               : findForAgent(*L.Cache, Ref, BinaryPath,
-                                              CoIndex, Agent, !Lazy, Obj);
+    ResolutionAccount Account;
+    kpack_error_t E =
+        RefError ? RefError
+                 : findForAgent(*L.Cache, Ref, BinaryPath, CoIndex, Agent,
+                                !Lazy, Obj, Account);
     if (E != KPACK_SUCCESS) {
-      Missing.push_back(Agent);
-      if (!isNotOffered(E))
-        HardError = E;
+      if (!RefError)
+        L.Cache->explain(Account);
+      reportMissing(BinaryPath, CoIndex, Agent,
+                    RefError ? RefDiagnosis : Account.line());
       continue;
     }
     SHIM_DEBUG("%s#%u: GPU %s uses code object for %s (%zu bytes)",
@@ -464,10 +426,6 @@ std::unique_ptr<Substitute> substituteFor(const FatbinWrapper &W) {
     else
       Objects.push_back(std::move(Obj));
   }
-
-  if (!Missing.empty())
-    reportMissing(L.Cache->environment(), RefValid ? &Ref : nullptr,
-                  BinaryPath, CoIndex, Missing, HardError);
 
   std::vector<BundleInput> Entries;
   Entries.push_back({HostEntryId, nullptr, 0});

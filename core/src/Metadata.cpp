@@ -52,7 +52,7 @@ Status decodeMap(const char *Data, size_t Size, KpackMetadata &Out,
     return invalidMetadata("is not a msgpack map");
   const bool Strict = Mode == MetadataMode::Strict;
   KpackMetadata M;
-  bool HaveName = false, HavePaths = false;
+  bool HaveName = false, HavePaths = false, HaveLinkId = false;
   for (uint32_t I = 0; I < Root.via.map.size; ++I) {
     const msgpack::object_kv &KV = Root.via.map.ptr[I];
     if (KV.key.type != msgpack::type::STR) {
@@ -86,6 +86,19 @@ Status decodeMap(const char *Data, size_t Size, KpackMetadata &Out,
         M.SearchPaths.emplace_back(P.via.str.ptr, P.via.str.size);
       }
       HavePaths = true;
+    } else if (Key == LinkIdKey) {
+      // An extension key: a reader that does not know it ignores it, so a
+      // loader ignores one it cannot use (no check is made).
+      if (HaveLinkId && Strict)
+        return invalidMetadata("repeats 'link_id'");
+      if (KV.val.type != msgpack::type::STR) {
+        if (Strict)
+          return invalidMetadata("'link_id' is not a string");
+        M.LinkId.clear();
+      } else {
+        M.LinkId.assign(KV.val.via.str.ptr, KV.val.via.str.size);
+      }
+      HaveLinkId = true;
     }
   }
   if (!HaveName)
@@ -109,13 +122,17 @@ Status encodeKpackMetadata(const KpackMetadata &M, std::vector<uint8_t> &Out) {
   try {
     msgpack::sbuffer Buf;
     msgpack::packer<msgpack::sbuffer> P(Buf);
-    P.pack_map(2);
+    P.pack_map(M.LinkId.empty() ? 2 : 3);
     P.pack(std::string("kernel_name"));
     P.pack(M.KernelName);
     P.pack(std::string("kpack_search_paths"));
     P.pack_array(static_cast<uint32_t>(M.SearchPaths.size()));
     for (const std::string &Path : M.SearchPaths)
       P.pack(Path);
+    if (!M.LinkId.empty()) {
+      P.pack(std::string(LinkIdKey));
+      P.pack(M.LinkId);
+    }
     if (Buf.size() > MaxKpackMetadataSize)
       return Status::error(KPACK_ERROR_INVALID_METADATA,
                            "kpack metadata is " + std::to_string(Buf.size()) +

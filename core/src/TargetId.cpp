@@ -235,6 +235,22 @@ std::vector<std::string> candidateTargetIds(const TargetId &Agent,
   return Out;
 }
 
+std::vector<std::string> agentRequests(const TargetId &Agent) {
+  std::vector<std::string> Requests = {Agent.str()};
+  const std::string Generic = genericProcessorFor(Agent.Processor);
+  if (!Generic.empty()) {
+    TargetId G = Agent;
+    G.Processor = Generic;
+    std::optional<ProcessorFeatures> F = supportedFeatures(Generic);
+    if (!F || !F->Sramecc)
+      G.Sramecc = FeatureState::Any;
+    if (!F || !F->Xnack)
+      G.Xnack = FeatureState::Any;
+    Requests.push_back(G.str());
+  }
+  return Requests;
+}
+
 int selectTargetId(const std::vector<std::string> &Offered,
                    const TargetId &Agent) {
   // Compare canonical forms, so "amdgcn-amd-amdhsa--gfx942:xnack-:sramecc+"

@@ -157,6 +157,7 @@ kpack_error_t kpack_load_code_object(kpack_cache_t cache,
     kpack::LoaderCache &Loader = cache->Loader;
     if (Loader.environment().Disabled) {
       Loader.debug("ROCM_KPACK_DISABLE is set; not loading");
+      Loader.debug("diagnosis: %s", kpack::disabledDiagnosis().c_str());
       return KPACK_ERROR_NOT_IMPLEMENTED;
     }
     // The caller gives no size: the parse is bounded by what is readable at
@@ -165,6 +166,8 @@ kpack_error_t kpack_load_code_object(kpack_cache_t cache,
     if (kpack::Status E =
             kpack::decodeKpackMetadataInMemory(hipk_metadata, Ref)) {
       Loader.debug("invalid HIPK metadata: %s", E.message().c_str());
+      Loader.debug("diagnosis: %s",
+                   kpack::invalidMetadataDiagnosis(E.message()).c_str());
       return E.code();
     }
     std::vector<std::string> Arches;

@@ -4,6 +4,7 @@
 
 #include "kpack/ArchiveReader.h"
 #include "kpack/Platform.h"
+#include "kpack/Resolution.h"
 #include "kpack/TargetId.h"
 
 #include <algorithm>
@@ -227,46 +228,80 @@ LoaderCache::archiveFor(const std::string &Path) {
 Status LoaderCache::search(const KpackMetadata &Ref,
                            std::string_view BinaryPath, uint32_t CoIndex,
                            const std::vector<std::string> &Arches,
-                           const FoundFn &Use) {
+                           ResolutionAccount *Account, const FoundFn &Use) {
   const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
   const std::vector<std::string> &Requested =
       Env.ArchOverride.empty() ? Arches : Env.ArchOverride;
-  const std::vector<std::string> Templates =
-      searchPathTemplates(Env, Ref.SearchPaths, BinaryPath);
+  const std::vector<SearchTemplate> Templates =
+      searchTemplates(Env, Ref.SearchPaths, BinaryPath);
+  if (Account) {
+    Account->Key = Key;
+    Account->BinaryPath = std::string(BinaryPath);
+    Account->BinaryLinkId = Ref.LinkId;
+    Account->ArchOverride = !Env.ArchOverride.empty();
+    Account->Requested.insert(Account->Requested.end(), Requested.begin(),
+                              Requested.end());
+    Account->Templates = Templates;
+  }
+  auto Record = [Account](ProbeRecord R) {
+    if (Account)
+      Account->Probes.push_back(std::move(R));
+  };
+  auto Finish = [Account](Status S) {
+    if (Account)
+      Account->Result = S;
+    return S;
+  };
   debug("load '%s' for binary '%s'%s", Key.c_str(),
         std::string(BinaryPath).c_str(),
         Env.ArchOverride.empty() ? "" : " (ROCM_KPACK_ARCH_OVERRIDE)");
   debug("requested targets: %s", joinList(Requested).c_str());
   if (Requested.empty()) {
     debug("failed: no target requested");
-    return Status(KPACK_ERROR_INVALID_ARGUMENT, "no target requested");
+    return Finish(Status(KPACK_ERROR_INVALID_ARGUMENT, "no target requested"));
   }
 
   // docs/FORMAT.md §1.4: requested targets in order, each one's feature
   // subsets most specific first, each search path in order.
-  bool AnyArchiveOpened = false, AnyArchListed = false;
+  bool AnyArchiveOpened = false, AnyArchListed = false, AnyStale = false;
   Status ReadFailure;
   for (const std::string &Arch : Requested) {
     const std::vector<std::string> Candidates = featureSubsets(Arch);
     debug("target %s: candidates %s", Arch.c_str(),
           joinList(Candidates).c_str());
     for (const std::string &Candidate : Candidates) {
-      for (const std::string &Template : Templates) {
-        const std::string Path = expandArchPlaceholder(Template, Candidate);
+      for (size_t T = 0; T < Templates.size(); ++T) {
+        const std::string Path =
+            expandArchPlaceholder(Templates[T].Path, Candidate);
+        ProbeRecord Probe;
+        if (Account) {
+          Probe.Request = Arch;
+          Probe.Candidate = Candidate;
+          Probe.Path = Path;
+          Probe.Template = T;
+        }
         std::shared_ptr<Slot> S = archiveFor(Path);
         if (!S->Archive) {
           debug("  %s: not usable: %s (%s)", Path.c_str(),
                 S->Failure.message().c_str(),
                 errorCodeName(S->Failure.code()));
+          Probe.What = ProbeRecord::Outcome::Unusable;
+          if (Account)
+            Probe.Failure = S->Failure;
+          Record(std::move(Probe));
           continue;
         }
         AnyArchiveOpened = true;
         const ArchiveReader &Archive = *S->Archive;
         const std::vector<std::string> &Offered = Archive.gfxArches();
+        if (Account)
+          Probe.Offered = Offered;
         if (std::find(Offered.begin(), Offered.end(), Candidate) ==
             Offered.end()) {
           debug("  %s: does not list %s; archive offers: %s", Path.c_str(),
                 Candidate.c_str(), joinList(Offered).c_str());
+          Probe.What = ProbeRecord::Outcome::NotListed;
+          Record(std::move(Probe));
           continue;
         }
         AnyArchListed = true;
@@ -274,45 +309,139 @@ Status LoaderCache::search(const KpackMetadata &Ref,
         if (!E) {
           debug("  %s: lists %s but has no '%s'; searching on", Path.c_str(),
                 Candidate.c_str(), Key.c_str());
+          Probe.What = ProbeRecord::Outcome::NoKey;
+          Record(std::move(Probe));
+          continue;
+        }
+        // docs/format-extensions.md, "Link identity": an entry written by
+        // another link of the binary is refused like a missing one.
+        const std::string_view EntryLinkId = E->metadataValue(LinkIdKey);
+        if (isStaleEntry(Ref.LinkId, EntryLinkId)) {
+          debug("  %s: '%s' for %s is from another link (link_id %s, the "
+                "binary's %s); searching on",
+                Path.c_str(), Key.c_str(), Candidate.c_str(),
+                std::string(EntryLinkId).c_str(), Ref.LinkId.c_str());
+          AnyStale = true;
+          Probe.What = ProbeRecord::Outcome::Stale;
+          if (Account)
+            Probe.EntryLinkId = std::string(EntryLinkId);
+          Record(std::move(Probe));
           continue;
         }
         Status Err = Use(Path, S, E, Candidate);
         if (Err) {
+          Probe.What = ProbeRecord::Outcome::ReadFailed;
+          if (Account)
+            Probe.Failure = Err;
+          Record(std::move(Probe));
           ReadFailure = std::move(Err);
           continue;
         }
-        return Status::ok();
+        Probe.What = ProbeRecord::Outcome::Found;
+        Probe.Size = E->OriginalSize;
+        if (Account)
+          Account->Found = int(Account->Probes.size());
+        Record(std::move(Probe));
+        return Finish(Status::ok());
       }
     }
   }
   if (ReadFailure) {
     debug("failed: '%s' could not be read: %s", Key.c_str(),
           ReadFailure.message().c_str());
-    return ReadFailure;
+    return Finish(ReadFailure);
+  }
+  if (AnyStale) {
+    debug("failed: the archives listing a requested target have '%s' only "
+          "from another link of the binary",
+          Key.c_str());
+    return Finish(Status(KPACK_ERROR_KERNEL_NOT_FOUND,
+                         "the archives have '" + Key +
+                             "' only from another link of the binary"));
   }
   if (AnyArchListed) {
     debug("failed: archives list a requested target but none has '%s'",
           Key.c_str());
-    return Status(KPACK_ERROR_KERNEL_NOT_FOUND,
-                  "no archive listing a requested target has '" + Key + "'");
+    return Finish(Status(KPACK_ERROR_KERNEL_NOT_FOUND,
+                         "no archive listing a requested target has '" + Key +
+                             "'"));
   }
   if (AnyArchiveOpened) {
     debug("failed: no archive lists a requested target");
-    return Status(KPACK_ERROR_ARCH_NOT_FOUND,
-                  "no archive lists a requested target for '" + Key + "'");
+    return Finish(Status(KPACK_ERROR_ARCH_NOT_FOUND,
+                         "no archive lists a requested target for '" + Key +
+                             "'"));
   }
   debug("failed: no archive could be opened");
-  return Status(KPACK_ERROR_ARCHIVE_NOT_FOUND,
-                "no archive could be opened for '" + Key + "'");
+  return Finish(Status(KPACK_ERROR_ARCHIVE_NOT_FOUND,
+                       "no archive could be opened for '" + Key + "'"));
+}
+
+void LoaderCache::explain(ResolutionAccount &A) {
+  if (!A.found()) {
+    // The archives beside each @GFXARCH@ search path, named for targets
+    // that were not asked for: the clue to a GPU whose target (or xnack or
+    // sramecc mode) no installed archive serves.
+    std::vector<std::string> Known;
+    for (const ProbeRecord &P : A.Probes)
+      Known.push_back(P.Path);
+    for (const SiblingArchive &S : A.Siblings)
+      Known.push_back(S.Path);
+    std::vector<std::pair<std::string, std::string>> Listed;
+    for (const SearchTemplate &T : A.Templates) {
+      const std::string Name = fileNameOf(T.Path);
+      const size_t At = Name.find(ArchPlaceholder);
+      if (At == std::string::npos)
+        continue;
+      std::string Dir = directoryOf(T.Path);
+      if (std::find(Listed.begin(), Listed.end(), std::make_pair(Dir, Name)) !=
+          Listed.end())
+        continue;
+      Listed.emplace_back(Dir, Name);
+      std::vector<std::string> Names;
+      if (platform::listDirectory(Dir, Names))
+        continue;
+      std::sort(Names.begin(), Names.end());
+      const std::string Prefix = Name.substr(0, At);
+      const std::string Suffix = Name.substr(At + ArchPlaceholder.size());
+      for (const std::string &N : Names) {
+        if (N.size() <= Prefix.size() + Suffix.size() ||
+            N.compare(0, Prefix.size(), Prefix) != 0 ||
+            N.compare(N.size() - Suffix.size(), Suffix.size(), Suffix) != 0)
+          continue;
+        std::string Path =
+            platform::isDirectorySeparator(Dir.back()) ? Dir + N : Dir + "/" + N;
+        if (std::find(Known.begin(), Known.end(), Path) != Known.end())
+          continue;
+        Known.push_back(Path);
+        SiblingArchive Sib;
+        Sib.Path = Path;
+        Sib.NameTarget =
+            N.substr(Prefix.size(), N.size() - Prefix.size() - Suffix.size());
+        std::shared_ptr<Slot> S = archiveFor(Path);
+        if (S->Archive)
+          Sib.Offered = S->Archive->gfxArches();
+        else
+          Sib.Failure = S->Failure;
+        A.Siblings.push_back(std::move(Sib));
+      }
+    }
+  }
+  diagnose(A);
 }
 
 Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
                                    std::string_view BinaryPath,
                                    uint32_t CoIndex,
                                    const std::vector<std::string> &Arches,
-                                   void *&Data, size_t &Size) {
+                                   void *&Data, size_t &Size,
+                                   ResolutionAccount *Account) {
   const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
-  return search(Ref, BinaryPath, CoIndex, Arches,
+  // Under ROCM_KPACK_DEBUG a failed load's trace ends with its diagnosis.
+  ResolutionAccount Local;
+  if (!Account && Env.Debug)
+    Account = &Local;
+  Status Result = search(Ref, BinaryPath, CoIndex, Arches, Account,
                 [&](const std::string &Path, const std::shared_ptr<Slot> &S,
                     const void *Found, const std::string &Candidate) {
                   const auto &E = *static_cast<const ArchiveReader::Entry *>(Found);
@@ -335,15 +464,27 @@ Status LoaderCache::loadCodeObject(const KpackMetadata &Ref,
                   Size = static_cast<size_t>(E.OriginalSize);
                   return Status::ok();
                 });
+  if (Result && Account == &Local)
+    traceDiagnosis(Local);
+  return Result;
+}
+
+void LoaderCache::traceDiagnosis(ResolutionAccount &Account) {
+  explain(Account);
+  debug("diagnosis: %s", Account.line().c_str());
 }
 
 Status LoaderCache::locateCodeObject(const KpackMetadata &Ref,
                                      std::string_view BinaryPath,
                                      uint32_t CoIndex,
                                      const std::vector<std::string> &Arches,
-                                     LocatedCodeObject &Out) {
+                                     LocatedCodeObject &Out,
+                                     ResolutionAccount *Account) {
   const std::string Key = Ref.KernelName + "#" + std::to_string(CoIndex);
-  return search(Ref, BinaryPath, CoIndex, Arches,
+  ResolutionAccount Local;
+  if (!Account && Env.Debug)
+    Account = &Local;
+  Status Result = search(Ref, BinaryPath, CoIndex, Arches, Account,
                 [&](const std::string &Path, const std::shared_ptr<Slot> &S,
                     const void *Found, const std::string &Candidate) {
                   const auto &E = *static_cast<const ArchiveReader::Entry *>(Found);
@@ -357,6 +498,9 @@ Status LoaderCache::locateCodeObject(const KpackMetadata &Ref,
                   Out.Size = E.OriginalSize;
                   return Status::ok();
                 });
+  if (Result && Account == &Local)
+    traceDiagnosis(Local);
+  return Result;
 }
 
 Status LoaderCache::readLocated(

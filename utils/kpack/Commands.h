@@ -36,6 +36,7 @@ int runSplitWheel();      // SplitWheel.cpp
 int runRecombineWheels(); // RecombineWheels.cpp
 int runVerifyArtifacts();  // VerifyArtifacts.cpp
 int runUnbundle();         // Unbundle.cpp
+int runDoctor();           // Doctor.cpp
 
 /// Prints "<Tool>: error: <message>" for every error in E; returns 1.
 int reportError(llvm::StringRef Tool, llvm::Error E);

@@ -90,7 +90,8 @@ int main(int Argc, char **Argv) {
           &errs()))
     // Upstream's argparse tools exit 2 on a usage error.
     return Argc > 1 && (Argv[1] == StringRef("verify-artifacts") ||
-                        Argv[1] == StringRef("unbundle"))
+                        Argv[1] == StringRef("unbundle") ||
+                        Argv[1] == StringRef("doctor"))
                ? 2
                : 1;
 
@@ -110,7 +111,8 @@ int main(int Argc, char **Argv) {
                   {"split-wheel", runSplitWheel},
                   {"recombine-wheels", runRecombineWheels},
                   {"verify-artifacts", runVerifyArtifacts},
-                  {"unbundle", runUnbundle}};
+                  {"unbundle", runUnbundle},
+                  {"doctor", runDoctor}};
   for (cl::SubCommand *Sub : cl::getRegisteredSubcommands()) {
     if (!*Sub)
       continue;

@@ -12,6 +12,7 @@
 #include "Commands.h"
 
 #include "kpack/HostBinary.h"
+#include "kpack/HostBinaryClass.h"
 #include "kpack/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -42,18 +43,6 @@ namespace {
 /// Text from the input printed whole up to this length (paths, names), past
 /// it as an excerpt: a corrupt record must not flood the terminal.
 constexpr size_t MaxPathChars = 4096;
-
-const char *kindName(HostFileKind K, bool IsPIE) {
-  switch (K) {
-  case HostFileKind::Executable:
-    return "executable";
-  case HostFileKind::SharedObject:
-    return IsPIE ? "pie-executable" : "shared-library";
-  case HostFileKind::Relocatable:
-    return "relocatable-object";
-  }
-  return "unknown";
-}
 
 const char *compressionName(const BundleInfo &B) {
   switch (B.Compression) {
@@ -104,7 +93,7 @@ void printText(raw_ostream &OS, StringRef Path, StringRef Dir,
     for (const BundleEntry &E : B.Entries)
       CodeObjects += E.isDevice();
   OS << "file: " << Path << "\n";
-  OS << "kind: " << kindName(H.Kind, H.IsPIE) << "\n";
+  OS << "kind: " << hostFileKindName(H.Kind, H.IsPIE) << "\n";
   OS << "device code: "
      << (H.hasDeviceCode() ? "yes"
          : H.hasHIPK()     ? "kpack"
@@ -167,7 +156,19 @@ void printText(raw_ostream &OS, StringRef Path, StringRef Dir,
         OS << " (pattern)";
       OS << "\n";
     }
+    if (!W->Ref->LinkId.empty())
+      OS << "  link_id " << escapeInput(W->Ref->LinkId, MaxPathChars) << "\n";
   }
+  const HostBinaryClass Class = classifyHostBinary(H);
+  OS << "class: " << hostBinaryClassName(Class);
+  if (Class == HostBinaryClass::KpackReady)
+    OS << " (link it with ld.kpack: -fuse-ld=kpack, hipcc --emit-kpack or "
+          "kpack_emit)";
+  else if (Class == HostBinaryClass::Broken)
+    OS << " (kpack-ready objects linked without ld.kpack: its device code "
+          "was dropped; relink with -fuse-ld=kpack, hipcc --emit-kpack or "
+          "kpack_emit)";
+  OS << "\n";
 }
 
 void printJson(raw_ostream &OS, StringRef Path, StringRef Dir,
@@ -175,9 +176,10 @@ void printJson(raw_ostream &OS, StringRef Path, StringRef Dir,
   json::OStream J(OS, 2);
   J.object([&] {
     J.attribute("file", Path);
-    J.attribute("kind", kindName(H.Kind, H.IsPIE));
+    J.attribute("kind", hostFileKindName(H.Kind, H.IsPIE));
     J.attribute("has_device_code", H.hasDeviceCode());
     J.attribute("kpack", H.hasHIPK());
+    J.attribute("class", hostBinaryClassName(classifyHostBinary(H)));
     if (H.Fatbin)
       J.attributeObject("hip_fatbin", [&] {
         J.attribute("address", int64_t(H.Fatbin->Address));
@@ -236,6 +238,8 @@ void printJson(raw_ostream &OS, StringRef Path, StringRef Dir,
         J.object([&] {
           J.attribute("address", int64_t(Address));
           J.attribute("kernel_name", W->Ref->KernelName);
+          if (!W->Ref->LinkId.empty())
+            J.attribute("link_id", W->Ref->LinkId);
           J.attributeArray("search_paths", [&] {
             for (const std::string &P : W->Ref->SearchPaths)
               J.object([&] {

@@ -2,6 +2,7 @@
 //
 // The one codec of the msgpack map a HIPK wrapper points at:
 //   {"kernel_name": str, "kpack_search_paths": [str, ...]}
+// plus this project's optional "link_id": str (docs/format-extensions.md).
 // Encoded with a fixed key order (deterministic bytes). Decoded without
 // exceptions and without reading past the bytes it is given; the loader, the
 // registration shim and the stand-in runtime decode in Loader mode, so they
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kpack {
@@ -27,7 +29,25 @@ constexpr size_t MaxKpackMetadataSize = 64 * 1024;
 struct KpackMetadata {
   std::string KernelName;               ///< TOC key prefix: "<name>#<N>"
   std::vector<std::string> SearchPaths; ///< may contain @GFXARCH@
+  /// The link identity (docs/format-extensions.md, "Link identity"): 32
+  /// lowercase hex digits, or empty when the map has none. Written as the
+  /// extra key "link_id" after the other two.
+  std::string LinkId{};
 };
+
+/// The key of the link identity in a binary's metadata map and in the
+/// per-entry "metadata" map of the archive entries written for it.
+constexpr const char *LinkIdKey = "link_id";
+
+/// The loader's rule for a binary and an archive entry found for it: the
+/// entry is stale (written by another link of the binary) when both carry a
+/// link identity and they differ. Missing on either side: no check (inputs
+/// written by upstream's tools).
+inline bool isStaleEntry(std::string_view BinaryLinkId,
+                         std::string_view EntryLinkId) {
+  return !BinaryLinkId.empty() && !EntryLinkId.empty() &&
+         BinaryLinkId != EntryLinkId;
+}
 
 /// What a reader insists on beyond both keys with the right types and at
 /// least one search path (unknown keys are always ignored).

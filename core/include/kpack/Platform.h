@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kpack::platform {
 
@@ -49,6 +50,14 @@ Status binaryPathOf(const void *Address, std::string &Path, uint64_t &Offset);
 /// The canonical absolute path of an existing file (realpath; on Windows
 /// the final path of the opened file); FILE_NOT_FOUND otherwise.
 Status canonicalPath(const std::string &Path, std::string &Canonical);
+
+/// True for a path that names a directory (following symbolic links).
+bool isDirectory(const std::string &Path);
+
+/// The names in directory Dir ("." and ".." left out), in no particular
+/// order; symbolic links are listed, not followed. FILE_NOT_FOUND when Dir
+/// does not exist, IO_ERROR when it cannot be read.
+Status listDirectory(const std::string &Dir, std::vector<std::string> &Names);
 
 /// What a path named when it was looked at: a file's identity, or nothing.
 struct FileIdentity {

@@ -74,6 +74,15 @@ bool isCompatible(const TargetId &CodeObject, const TargetId &Agent);
 std::vector<std::string> candidateTargetIds(const TargetId &Agent,
                                             bool IncludeGeneric = true);
 
+/// What a GPU agent's code object is asked for, in order, as CLR asks
+/// kpack_load_code_object (and the registration shim, and `kpack doctor`):
+/// the agent's full target ID, then its generic processor with the features
+/// that one accepts ("gfx942:sramecc+:xnack-" -> gfx942:sramecc+:xnack-,
+/// gfx9-4-generic:sramecc+:xnack-; "gfx1101" -> gfx1101, gfx11-generic;
+/// "gfx90a:xnack+" -> gfx90a:xnack+ only). The loader tries every feature
+/// subset of each (featureSubsets).
+std::vector<std::string> agentRequests(const TargetId &Agent);
+
 /// Picks, among the offered target IDs, the one to load for Agent: the
 /// first of candidateTargetIds(Agent) that is offered. Returns the index into
 /// Offered, or -1.

@@ -17,6 +17,7 @@
 
 #include "kpack/Platform.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -211,6 +212,27 @@ Status canonicalPath(const std::string &Path, std::string &Canonical) {
     return Status(KPACK_ERROR_FILE_NOT_FOUND,
                   std::string("cannot resolve: ") + std::strerror(errno));
   Canonical = Resolved;
+  return Status::ok();
+}
+
+bool isDirectory(const std::string &Path) {
+  struct stat St;
+  return ::stat(Path.c_str(), &St) == 0 && S_ISDIR(St.st_mode);
+}
+
+Status listDirectory(const std::string &Dir, std::vector<std::string> &Names) {
+  DIR *D = ::opendir(Dir.c_str());
+  if (!D)
+    return Status(errno == ENOENT || errno == ENOTDIR
+                      ? KPACK_ERROR_FILE_NOT_FOUND
+                      : KPACK_ERROR_IO_ERROR,
+                  "cannot list '" + Dir + "': " + std::strerror(errno));
+  while (const struct dirent *E = ::readdir(D)) {
+    std::string Name = E->d_name;
+    if (Name != "." && Name != "..")
+      Names.push_back(std::move(Name));
+  }
+  ::closedir(D);
   return Status::ok();
 }
 

@@ -229,6 +229,29 @@ Status canonicalPath(const std::string &Path, std::string &Canonical) {
   return Status::ok();
 }
 
+bool isDirectory(const std::string &Path) {
+  DWORD A = GetFileAttributesW(widen(Path).c_str());
+  return A != INVALID_FILE_ATTRIBUTES && (A & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+Status listDirectory(const std::string &Dir, std::vector<std::string> &Names) {
+  WIN32_FIND_DATAW Found;
+  HANDLE H = FindFirstFileW(widen(Dir + "\\*").c_str(), &Found);
+  if (H == INVALID_HANDLE_VALUE) {
+    const DWORD Err = GetLastError();
+    return Status(isNotFound(Err) ? KPACK_ERROR_FILE_NOT_FOUND
+                                  : KPACK_ERROR_IO_ERROR,
+                  "cannot list '" + Dir + "': " + messageOf(Err));
+  }
+  do {
+    std::string Name = narrow(Found.cFileName);
+    if (Name != "." && Name != "..")
+      Names.push_back(std::move(Name));
+  } while (FindNextFileW(H, &Found));
+  FindClose(H);
+  return Status::ok();
+}
+
 FileIdentity FileIdentity::of(const std::string &Path) {
   FileIdentity S;
   HANDLE H = openForRead(Path, FILE_FLAG_BACKUP_SEMANTICS);

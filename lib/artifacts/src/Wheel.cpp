@@ -26,6 +26,31 @@ bool isNameSeparator(char C) { return C == '-' || C == '_' || C == '.'; }
 
 //===-- Names -------------------------------------------------------------===//
 
+std::optional<Requirement> kpack::parseRequirement(StringRef Value) {
+  auto [Spec, Marker] = Value.split(';');
+  Spec = Spec.trim();
+  size_t NameEnd = Spec.find_first_not_of(
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+  Requirement R;
+  R.Name = Spec.substr(0, NameEnd).str();
+  if (R.Name.empty())
+    return std::nullopt;
+  StringRef Rest = Spec.substr(R.Name.size()).trim();
+  if (Rest.consume_front("=="))
+    R.Version = Rest.trim().str();
+  Marker = Marker.trim();
+  if (Marker.consume_front("extra")) {
+    Marker = Marker.ltrim();
+    if (Marker.consume_front("==")) {
+      Marker = Marker.trim();
+      if (Marker.size() >= 2 && (Marker.front() == '"' || Marker.front() == '\'') &&
+          Marker.back() == Marker.front())
+        R.Extra = Marker.drop_front().drop_back().str();
+    }
+  }
+  return R;
+}
+
 Expected<WheelName> WheelName::parse(StringRef FileName) {
   StringRef Base = sys::path::filename(FileName);
   auto Fail = [&](const Twine &Why) {

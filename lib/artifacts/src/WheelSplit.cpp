@@ -171,11 +171,10 @@ Expected<std::string> canonicalTarget(StringRef Text, const Twine &Where) {
 /// "Name==Version" of a Requires-Dist value without markers, or none.
 std::optional<std::pair<std::string, std::string>>
 pinnedRequirement(StringRef Value) {
-  StringRef Req = Value.split(';').first.trim();
-  auto [Name, Version] = Req.split("==");
-  if (Version.empty())
+  std::optional<Requirement> R = parseRequirement(Value);
+  if (!R || R->Version.empty())
     return std::nullopt;
-  return std::make_pair(Name.trim().str(), Version.trim().str());
+  return std::make_pair(R->Name, R->Version);
 }
 
 /// Metadata-Version as (major, minor); (0, 0) if unreadable.

@@ -312,7 +312,8 @@ Error kpack::summarizeBundleSection(ArrayRef<uint8_t> Bytes,
     static_cast<BundleExtent &>(Info) = std::move(E);
     Info.Address = Sec.Address + Info.SectionOffset;
     Info.FileOffset = Sec.FileOffset + Info.SectionOffset;
-    if (Info.Compression != BundleCompression::None) {
+    if (Info.Compression != BundleCompression::None &&
+        Opts.DecodeCompressedBundles) {
       Bundle B;
       if (Status S = decodeBundle(Bytes.data() + Info.SectionOffset,
                                   Bytes.size() - Info.SectionOffset, B))

@@ -51,6 +51,13 @@ public:
     /// The entry's "metadata" map (FORMAT.md §1.2), its string-valued pairs
     /// in TOC order; other values are ignored like any unknown field.
     std::vector<std::pair<std::string, std::string>> Metadata;
+    /// The metadata value of Name ("" when absent).
+    std::string_view metadataValue(std::string_view Name) const {
+      for (const auto &[K, V] : Metadata)
+        if (K == Name)
+          return V;
+      return {};
+    }
   };
 
   /// A shared segment ("zstd-shared-segments"): one zstd frame.

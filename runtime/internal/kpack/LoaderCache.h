@@ -14,6 +14,7 @@
 
 #include "kpack/Error.h"
 #include "kpack/Metadata.h"
+#include "kpack/Resolution.h"
 #include "kpack/SearchPaths.h"
 
 #include <atomic>
@@ -63,10 +64,17 @@ public:
   /// when set). Errors: KPACK_ERROR_INVALID_ARGUMENT for an empty list;
   /// KERNEL_NOT_FOUND if an archive listed a candidate but lacked the key,
   /// else ARCH_NOT_FOUND if archives opened but listed no candidate, else
-  /// ARCHIVE_NOT_FOUND; a read or decompression failure as it is.
+  /// ARCHIVE_NOT_FOUND; a read or decompression failure as it is. An entry
+  /// whose link identity differs from the binary's is refused and the
+  /// search goes on (KERNEL_NOT_FOUND if nothing else loads).
+  ///
+  /// Account, when given, receives the account of the search (appended to:
+  /// kpack/Resolution.h); explain() then diagnoses it. Without one, under
+  /// ROCM_KPACK_DEBUG, a failed load's trace ends with "diagnosis: <line>".
   Status loadCodeObject(const KpackMetadata &Ref, std::string_view BinaryPath,
                         uint32_t CoIndex, const std::vector<std::string> &Arches,
-                        void *&Data, size_t &Size);
+                        void *&Data, size_t &Size,
+                        ResolutionAccount *Account = nullptr);
 
   /// loadCodeObject without reading: the first entry the same search finds,
   /// with its uncompressed size from the TOC; same errors (no read error is
@@ -74,7 +82,14 @@ public:
   Status locateCodeObject(const KpackMetadata &Ref,
                           std::string_view BinaryPath, uint32_t CoIndex,
                           const std::vector<std::string> &Arches,
-                          LocatedCodeObject &Out);
+                          LocatedCodeObject &Out,
+                          ResolutionAccount *Account = nullptr);
+
+  /// Diagnoses the account of a search (or several) made by this cache:
+  /// when nothing was found, first looks for the archives beside each
+  /// @GFXARCH@ search path that were not probed (Siblings), opening them
+  /// through the cache; then sets Verdict, Match and Message (diagnose()).
+  void explain(ResolutionAccount &Account);
 
   /// Reads and decompresses a located code object into Allocate(Size)
   /// (ArchiveReader::read).
@@ -112,7 +127,9 @@ private:
                                        const std::string &Candidate)>;
   Status search(const KpackMetadata &Ref, std::string_view BinaryPath,
                 uint32_t CoIndex, const std::vector<std::string> &Arches,
-                const FoundFn &Use);
+                ResolutionAccount *Account, const FoundFn &Use);
+  /// explain(), then the diagnosis as the trace's last line.
+  void traceDiagnosis(ResolutionAccount &Account);
 
   KpackEnvironment Env;
   /// Guards the maps and the slots' Ready flags; never held across file

@@ -118,6 +118,102 @@ TEST(SearchPaths, EnvironmentParsing) {
   EXPECT_FALSE(envFlag("ROCM_KPACK_DEBUG"));
 }
 
+TEST(SearchPaths, FeatureTargetNamesKeepTheirColons) {
+  // docs/runtime.md, "ROCM_KPACK_PATH": on ':' a piece starting with a
+  // feature is the rest of the previous entry.
+  EXPECT_EQ(splitPathList("/k/app_gfx90a:xnack+.kpack:/k/b.kpack", ':'),
+            (Strings{"/k/app_gfx90a:xnack+.kpack", "/k/b.kpack"}));
+  EXPECT_EQ(splitPathList("/k/a_gfx942:sramecc+:xnack-.kpack:/d", ':'),
+            (Strings{"/k/a_gfx942:sramecc+:xnack-.kpack", "/d"}));
+  EXPECT_EQ(splitPathList("/k/a_gfx90a:xnack-", ':'),
+            (Strings{"/k/a_gfx90a:xnack-"}));
+  EXPECT_EQ(splitPathList("/k/x_@GFXARCH@.kpack:/d/:", ':'),
+            (Strings{"/k/x_@GFXARCH@.kpack", "/d/"}));
+  // Only after a non-empty piece, and only the four features.
+  EXPECT_EQ(splitPathList("::xnack+.kpack", ':'), (Strings{"xnack+.kpack"}));
+  EXPECT_EQ(splitPathList("/a:xnackish:/b", ':'),
+            (Strings{"/a", "xnackish", "/b"}));
+  EXPECT_EQ(splitPathList("/a:sramecc-:xnack+", ':'),
+            (Strings{"/a:sramecc-:xnack+"}));
+  // ';' (Windows): ':' separates nothing.
+  EXPECT_EQ(splitPathList("C:\\k\\a.kpack;;D:/b_gfx1100.kpack;", ';'),
+            (Strings{"C:\\k\\a.kpack", "D:/b_gfx1100.kpack"}));
+}
+
+TEST(SearchPaths, DirectoryEntriesNameTheEmbeddedFileNames) {
+  char Template[] = "/tmp/kpack-core-dir-XXXXXX";
+  ASSERT_NE(mkdtemp(Template), nullptr);
+  const std::string Dir = Template;
+  KpackEnvironment Env;
+  Strings Embedded = {"../.kpack/app_@GFXARCH@.kpack", "/abs/all.kpack",
+                      "other/app_@GFXARCH@.kpack"};
+  Env.PathOverride = {Dir, "/x/y_@GFXARCH@.kpack", "/not/there/",
+                      "/file.kpack"};
+  std::vector<SearchTemplate> T =
+      searchTemplates(Env, Embedded, "/opt/bin/app");
+  Strings Paths;
+  for (const SearchTemplate &S : T) {
+    Paths.push_back(S.Path);
+    EXPECT_EQ(S.From, SearchTemplate::Origin::PathOverride);
+  }
+  EXPECT_EQ(Paths, (Strings{Dir + "/app_@GFXARCH@.kpack", Dir + "/all.kpack",
+                            "/x/y_@GFXARCH@.kpack",
+                            "/not/there/app_@GFXARCH@.kpack",
+                            "/not/there/all.kpack", "/file.kpack"}));
+  EXPECT_EQ(T[0].Entry, Dir);
+  Env.PathOverride.clear();
+  Env.PathPrefix = {Dir + "/"};
+  Paths = searchPathTemplates(Env, Embedded, "/opt/bin/app");
+  EXPECT_EQ(Paths, (Strings{Dir + "/app_@GFXARCH@.kpack", Dir + "/all.kpack",
+                            "/opt/bin/../.kpack/app_@GFXARCH@.kpack",
+                            "/abs/all.kpack",
+                            "/opt/bin/other/app_@GFXARCH@.kpack"}));
+  rmdir(Template);
+}
+
+TEST(SearchPaths, EnvironmentListsJoinFeatureTargets) {
+  setenv("ROCM_KPACK_PATH", "/k/app_gfx90a:xnack+.kpack:/k/app_gfx1100.kpack",
+         1);
+  EXPECT_EQ(KpackEnvironment::fromProcess().PathOverride,
+            (Strings{"/k/app_gfx90a:xnack+.kpack", "/k/app_gfx1100.kpack"}));
+  unsetenv("ROCM_KPACK_PATH");
+}
+
+TEST(Metadata, LinkIdRoundTripsAndIsOptional) {
+  KpackMetadata M{"app", {"app_@GFXARCH@.kpack"}};
+  std::vector<uint8_t> Bytes;
+  ASSERT_FALSE(encodeKpackMetadata(M, Bytes));
+  KpackMetadata Out;
+  ASSERT_FALSE(decodeKpackMetadata(Bytes.data(), Bytes.size(), Out));
+  EXPECT_EQ(Out.LinkId, "");
+  EXPECT_EQ(Bytes[0], 0x82); // two keys: what upstream writes
+  M.LinkId = "0123456789abcdef0123456789abcdef";
+  ASSERT_FALSE(encodeKpackMetadata(M, Bytes));
+  EXPECT_EQ(Bytes[0], 0x83);
+  ASSERT_FALSE(decodeKpackMetadata(Bytes.data(), Bytes.size(), Out));
+  EXPECT_EQ(Out.LinkId, M.LinkId);
+  EXPECT_EQ(Out.KernelName, "app");
+}
+
+TEST(Metadata, StaleOnlyWhenBothSidesHaveDifferentIds) {
+  EXPECT_TRUE(isStaleEntry("aa", "bb"));
+  EXPECT_FALSE(isStaleEntry("aa", "aa"));
+  EXPECT_FALSE(isStaleEntry("", "bb"));
+  EXPECT_FALSE(isStaleEntry("aa", ""));
+}
+
+TEST(AgentRequests, AgentThenItsGenericProcessor) {
+  auto Requests = [](const char *Agent) {
+    return agentRequests(*parseTargetId(Agent));
+  };
+  EXPECT_EQ(Requests("gfx942:sramecc+:xnack-"),
+            (Strings{"gfx942:sramecc+:xnack-", "gfx9-4-generic:sramecc+:xnack-"}));
+  EXPECT_EQ(Requests("gfx1101"), (Strings{"gfx1101", "gfx11-generic"}));
+  EXPECT_EQ(Requests("gfx90a:xnack+"), (Strings{"gfx90a:xnack+"}));
+  EXPECT_EQ(Requests("gfx906:sramecc-:xnack+"),
+            (Strings{"gfx906:sramecc-:xnack+", "gfx9-generic:xnack+"}));
+}
+
 const char GlobalData[] = "in a loaded segment";
 
 TEST(ReadableMemory, LoadedSegmentsHeapStackAndHoles) {

@@ -102,6 +102,17 @@ private:
   std::string Newline = "\n";
 };
 
+/// A Requires-Dist value as the wheels of `kpack split-wheel` (and
+/// upstream's) write them: "name == version; extra == \"x\"", each part
+/// optional but the name ("rocm-bootstrap").
+struct Requirement {
+  std::string Name;    ///< as written
+  std::string Version; ///< of an exact pin ("=="), else empty
+  std::string Extra;   ///< of an `extra == "..."` marker, else empty
+};
+/// Parses Value; none when it names no distribution.
+std::optional<Requirement> parseRequirement(llvm::StringRef Value);
+
 /// One row of RECORD: path, "sha256=<urlsafe base64>" (may be empty), size
 /// (may be empty).
 struct RecordEntry {

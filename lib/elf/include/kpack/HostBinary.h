@@ -125,6 +125,10 @@ struct AnalyzeOptions {
   /// that mapped a large file can release those pages (madvise) so that
   /// resident memory stays bounded.
   std::function<void(uint64_t FileOffset, uint64_t Size)> BundleScanned;
+  /// Decode compressed (CCOB) bundles for their entries. Off: such a
+  /// bundle's Entries stay empty and nothing is decompressed (`kpack
+  /// doctor` reads only headers, wrappers and TOCs unless --verify).
+  bool DecodeCompressedBundles = true;
 };
 
 /// Analyzes an ELF64LE x86-64 image, or a PE32+ x86-64 image or COFF object
