@@ -85,8 +85,9 @@ Expected<EmitPlan> planEmission(const KpackOptions &Opts,
   return Plan;
 }
 
-Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan) {
-  return encodeMetadata(Plan.KernelName, Plan.SearchPaths);
+Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan,
+                                                  StringRef LinkId) {
+  return encodeMetadata(Plan.KernelName, Plan.SearchPaths, LinkId);
 }
 
 Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
@@ -126,6 +127,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   Layout.GroupName = Opts.Group.empty() ? Plan.KernelName : Opts.Group;
   Layout.Family = Opts.Family;
   Layout.Compression = Plan.Compression;
+  Layout.LinkIdentity = true;
   ArchiveSet Archives(std::move(Layout));
   // The decoded bundles of the live keys, viewed by the archive entries
   // until the archives are written.
@@ -134,6 +136,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   const bool Pe = Host->Format == HostFormat::Coff;
   const char *KeySection =
       Pe ? ready::CoffKeySectionName.data() : ready::KeySectionName.data();
+  std::vector<uint32_t> WrapperIndex; // N of each wrapper
   if (!Host->Wrappers.empty()) {
     if (!Host->KpackRefSection)
       return createStringError("%s: wrappers but no %s section",
@@ -143,7 +146,6 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
     // Code-object indices: first-seen order of distinct keys over the
     // wrappers in address order (Host->Wrappers is in section order).
     MapVector<uint64_t, uint32_t> IndexOfKey;
-    std::vector<uint32_t> WrapperIndex;
     for (const WrapperInfo &W : Host->Wrappers) {
       if (W.Target < Ref.Address || W.Target + ready::KeySlotSize > Ref.Address + Ref.Size)
         return createStringError(
@@ -229,9 +231,19 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
           return Err;
       }
     }
+  }
 
+  // The archives, finished but not committed: their link identity goes into
+  // the metadata.
+  auto Prepared = Archives.prepare();
+  if (!Prepared)
+    return Prepared.takeError();
+
+  if (!Host->Wrappers.empty()) {
+    const SectionSpan &Ref = *Host->KpackRefSection;
     // One metadata record over the whole key-record area.
-    auto MetaBytes = encodePlanMetadata(Plan);
+    auto MetaBytes =
+        encodePlanMetadata(Plan, Prepared->LinkIds[Plan.KernelName]);
     if (!MetaBytes)
       return MetaBytes.takeError();
     // ld.kpack added room before linking; this only fails if a linker script
@@ -252,13 +264,22 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
       if (Error E = refreshPeChecksum(Image))
         return createFileError(OutputPath, std::move(E));
   }
-  if (Error E = Archives.write().takeError())
-    return E;
 
   AtomicFileOptions AO;
   AO.ModeFrom = LinkedPath.str();
-  return toError(writeFileAtomically(OutputPath.str(), Image.data(),
-                                     Image.size(), AO));
+  AtomicFile Output;
+  if (Status S = Output.open(OutputPath.str(), AO))
+    return toError(S);
+  if (Status S = Output.write(Image.data(), Image.size()))
+    return toError(S);
+  std::vector<AtomicFile *> Files;
+  for (std::unique_ptr<AtomicFile> &F : Prepared->Files)
+    Files.push_back(F.get());
+  Files.push_back(&Output); // last: the binary never names a missing archive
+  if (Status S = commitTogether(Files))
+    return toError(S);
+  Prepared->Dirs->keep();
+  return Error::success();
 }
 
 } // namespace link

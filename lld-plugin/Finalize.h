@@ -47,14 +47,17 @@ llvm::Expected<CompressionSettings> compressionOf(const KpackOptions &Opts);
 llvm::Expected<EmitPlan> planEmission(const KpackOptions &Opts,
                                       llvm::StringRef OutputPath);
 
-/// The msgpack metadata record the plan's binary gets (FORMAT.md §3.2).
-llvm::Expected<std::vector<uint8_t>> encodePlanMetadata(const EmitPlan &Plan);
+/// The msgpack metadata record the plan's binary gets (FORMAT.md §3.2),
+/// with the link identity of its archives (LinkId; before the link, a
+/// placeholder of the same length sizes the room).
+llvm::Expected<std::vector<uint8_t>>
+encodePlanMetadata(const EmitPlan &Plan, llvm::StringRef LinkId);
 
 /// Per-target archive file name for --kpack-dir (shared with kpack convert).
 using kpack::perTargetArchiveName;
 
-/// Reads the image lld wrote to LinkedPath, finalizes it, writes the
-/// archives and then OutputPath (atomically, with LinkedPath's mode).
+/// Reads the image lld wrote to LinkedPath, finalizes it, and commits the
+/// archives and OutputPath (with LinkedPath's mode) together.
 llvm::Error finalizeOutput(llvm::StringRef LinkedPath,
                            llvm::StringRef OutputPath,
                            const KpackOptions &Opts, const EmitPlan &Plan,

@@ -268,7 +268,7 @@ Error checkNotKpackReady(StringRef OutputPath,
 Error addMetadataRoom(const KpackOptions &Opts, const EmitPlan &Plan,
                       TempDir &Temp, std::vector<std::string> &LldArgs,
                       bool Pe) {
-  auto Meta = encodePlanMetadata(Plan);
+  auto Meta = encodePlanMetadata(Plan, std::string(LinkIdChars, '0'));
   if (!Meta)
     return Meta.takeError();
   uint64_t Needed =

@@ -14,8 +14,10 @@
 #include "kpack/Quote.h"
 #include "kpack/TargetId.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <map>
 #include <set>
@@ -57,6 +59,45 @@ struct ArchiveSet::Impl {
     return perTargetArchivePath(Layout.Dir, Layout.Name, TargetId);
   }
 };
+
+namespace {
+
+/// The kernel name of a host binary's entry key "<kernel_name>#N".
+StringRef binaryOfKey(StringRef Key) { return Key.rsplit('#').first; }
+
+/// The link identity of each binary (docs/format-extensions.md): xxh3_128
+/// over its entries in TOC order (the order they were added), each as its
+/// key, NUL, target ID, NUL and the xxh3_64 of its bytes (8 bytes, little
+/// endian); 32 lowercase hex digits. Sets it in every entry's metadata.
+Status bindLinks(ArrayRef<std::unique_ptr<ArchiveWriter>> Writers,
+                 ArrayRef<std::pair<size_t, size_t>> Order,
+                 std::map<std::string, std::string> &LinkIds) {
+  std::map<std::string, std::vector<uint8_t>> Input;
+  for (const auto &[Slot, I] : Order) {
+    const ArchiveWriter &W = *Writers[Slot];
+    std::vector<uint8_t> &In = Input[binaryOfKey(W.key(I)).str()];
+    In.insert(In.end(), W.key(I).begin(), W.key(I).end());
+    In.push_back(0);
+    In.insert(In.end(), W.arch(I).begin(), W.arch(I).end());
+    In.push_back(0);
+    const uint64_t D = W.digest(I);
+    for (int B = 0; B < 8; ++B)
+      In.push_back(static_cast<uint8_t>(D >> (8 * B)));
+  }
+  for (const auto &[Binary, In] : Input) {
+    XXH128_hash_t H = xxh3_128bits(In);
+    std::string Hex = utohexstr(H.high64, /*LowerCase=*/true, 16) +
+                      utohexstr(H.low64, /*LowerCase=*/true, 16);
+    LinkIds[Binary] = std::move(Hex);
+  }
+  for (const auto &[Slot, I] : Order) {
+    ArchiveWriter &W = *Writers[Slot];
+    W.setMetadata(I, LinkIdKey, LinkIds[binaryOfKey(W.key(I)).str()]);
+  }
+  return Status::ok();
+}
+
+} // namespace
 
 ArchiveSet::ArchiveSet(ArchiveLayout Layout) : P(std::make_unique<Impl>()) {
   P->Layout = std::move(Layout);
@@ -150,6 +191,7 @@ Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
     O.Threads = L.Threads;
     O.Deduplicate = L.DeduplicateIdentical;
     O.NameEntriesInErrors = false; // the sources' messages name the origin
+    O.EntryDigests = L.LinkIdentity;
     Writers.push_back(std::make_unique<ArchiveWriter>(O));
     Jobs.push_back({Writers.back().get(), P->pathFor(Slot), {}});
   }
@@ -190,7 +232,13 @@ Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {
   }
   // Sources' messages name their code object, the writer's own name the
   // archive.
-  if (Status S = ArchiveWriter::writeArchives(Jobs, Order, &Result.Files))
+  ArchiveWriter::TocHook BindLinks;
+  if (L.LinkIdentity)
+    BindLinks = [&](std::vector<ArchiveWriter::Job> &) {
+      return bindLinks(Writers, Order, Result.LinkIds);
+    };
+  if (Status S = ArchiveWriter::writeArchives(Jobs, Order, &Result.Files,
+                                              BindLinks))
     return makeError(S.message());
 
   for (size_t I = 0; I < Jobs.size(); ++I)

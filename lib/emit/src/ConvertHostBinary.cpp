@@ -80,20 +80,14 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
   Layout.Compression = Opts.Compression;
   Layout.Threads = Opts.Threads;
 
-  auto MetaBytes = encodeMetadata(Name, SearchPaths);
-  if (!MetaBytes)
-    return AboutInput(MetaBytes.takeError());
+  Layout.LinkIdentity = true;
 
-  // The host binary first: it is verified before anything is written.
-  Progress("rewriting the host binary");
-  auto NewImage = Fat->rewrite(*MetaBytes);
-  if (!NewImage)
-    return AboutInput(NewImage.takeError());
-
-  // Then the archives: every code object is checked as it is read. They
-  // and the host binary are committed together at the end: a failure
-  // anywhere (or an interrupt) leaves the old outputs, no new archive
-  // beside an old binary, and no directory made for them.
+  // The archives first (every code object is checked as it is read), as
+  // the host binary's metadata carries their link identity; then the host
+  // binary, verified before anything is committed. They are committed
+  // together at the end: a failure anywhere (or an interrupt) leaves the
+  // old outputs, no new archive beside an old binary, and no directory made
+  // for them.
   Progress("writing archives");
   ArchiveSet Archives(std::move(Layout));
   auto Objects = Fat->codeObjects();
@@ -109,6 +103,14 @@ Expected<ConvertResult> kpack::convertHostBinary(const ConvertOptions &Opts) {
     Result.Archives.push_back({W.Path, W.Stats.Entries, W.Stats.OriginalBytes,
                                W.Stats.FileBytes, W.Deduplicated});
   }
+
+  auto MetaBytes = encodeMetadata(Name, SearchPaths, Prepared->LinkIds[Name]);
+  if (!MetaBytes)
+    return AboutInput(MetaBytes.takeError());
+  Progress("rewriting the host binary");
+  auto NewImage = Fat->rewrite(*MetaBytes);
+  if (!NewImage)
+    return AboutInput(NewImage.takeError());
 
   Progress("writing " + Opts.Output);
   std::string OutDir = sys::path::parent_path(OutputAbs).str();

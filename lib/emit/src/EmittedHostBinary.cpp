@@ -218,10 +218,12 @@ EmittedHostBinary::withMetadata(ArrayRef<uint8_t> Metadata) const {
 }
 
 Expected<std::vector<uint8_t>>
-kpack::encodeMetadata(StringRef KernelName, ArrayRef<std::string> SearchPaths) {
+kpack::encodeMetadata(StringRef KernelName, ArrayRef<std::string> SearchPaths,
+                      StringRef LinkId) {
   KpackMetadata Meta{KernelName.str(),
                      std::vector<std::string>(SearchPaths.begin(),
-                                              SearchPaths.end())};
+                                              SearchPaths.end()),
+                     LinkId.str()};
   std::vector<uint8_t> Bytes;
   if (Status S = encodeKpackMetadata(Meta, Bytes))
     return makeError("kpack metadata: " + S.message());

@@ -69,8 +69,19 @@ Status ArchiveWriter::addEntry(const std::string &Key, const std::string &Arch,
       return Status::error("duplicate archive entry '" + Key + "' for " + Arch);
   KeyEntries[It->second].push_back(Entries.size());
   Entries.push_back(
-      Entry{Key, Arch, std::move(Source), std::move(Metadata), 0, 0});
+      Entry{Key, Arch, std::move(Source), std::move(Metadata), 0, 0, 0});
   return Status::ok();
+}
+
+void ArchiveWriter::setMetadata(size_t I, const std::string &Name,
+                                std::string Value) {
+  EntryMetadata &M = Entries[I].Metadata;
+  for (auto &[N, V] : M)
+    if (N == Name) {
+      V = std::move(Value);
+      return;
+    }
+  M.emplace_back(Name, std::move(Value));
 }
 
 Status writer::sourceError(const ArchiveWriterOptions &O,
@@ -113,7 +124,8 @@ Status ArchiveWriter::write(const std::string &Path, ArchiveWriteStats *Stats) {
 
 Status ArchiveWriter::writeArchives(
     std::vector<Job> &Jobs, const std::vector<std::pair<size_t, size_t>> &Order,
-    std::vector<std::unique_ptr<AtomicFile>> *Uncommitted) {
+    std::vector<std::unique_ptr<AtomicFile>> *Uncommitted,
+    const TocHook &BeforeTocs) {
   if (Jobs.empty())
     return Status::ok();
   llvm::TimeTraceScope Trace("WriteArchives", [&] {
@@ -192,6 +204,9 @@ Status ArchiveWriter::writeArchives(
 
   if (Status S = writeFrames(Jobs, Sequence, Outs))
     return S;
+  if (BeforeTocs)
+    if (Status S = BeforeTocs(Jobs))
+      return S;
 
   std::vector<uint64_t> FileBytes(Outs.size());
   for (size_t J = 0; J < Outs.size(); ++J) {

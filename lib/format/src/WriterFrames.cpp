@@ -19,6 +19,7 @@
 #include "kpack/WriteSchedule.h"
 
 #include "llvm/Support/TimeProfiler.h"
+#include "llvm/Support/xxhash.h"
 
 #include <condition_variable>
 #include <cstring>
@@ -149,6 +150,7 @@ namespace {
 struct Item {
   Status Err = Status::ok();
   uint64_t Hash = 0;
+  uint64_t Digest = 0; ///< EntryDigests: xxh3_64bits of the bytes
   bool Hashed = false; ///< Hash is set (a copy of it may exist)
   /// A blob with the same hash and size existed when it was read: its raw
   /// bytes are kept, unencoded, until it is placed.
@@ -255,6 +257,8 @@ Status ArchiveWriter::writeFrames(
       }
     }
     It.Size = Size;
+    if (EO.EntryDigests)
+      It.Digest = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(Data, Size));
     It.Hashed = EO.Deduplicate && O.mayHaveCopy(E.Source.sizeHint(), Size);
     if (It.Hashed) {
       llvm::TimeTraceScope Trace("Hash",
@@ -335,6 +339,7 @@ Status ArchiveWriter::writeFrames(
     Output &O = *Outs[Sequence[K].first];
     Entry &E = EntryOf(K);
     E.OriginalSize = It.Size;
+    E.Digest = It.Digest;
     const std::vector<uint32_t> NoSegments;
     const std::vector<uint32_t> &EntrySegments =
         O.Shared ? O.Segments.itemSegments(Sequence[K].second) : NoSegments;

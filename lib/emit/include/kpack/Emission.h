@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,9 @@ struct CompressionSettings {
   static const char *levelHelp();
 };
 
+/// The length of a link identity: 16 bytes as lowercase hex.
+constexpr size_t LinkIdChars = 32;
+
 /// Where an ArchiveSet's archives go and what their TOCs say.
 struct ArchiveLayout {
   /// Exactly one of the three:
@@ -101,6 +105,11 @@ struct ArchiveLayout {
   /// entry must be an AMDGPU code object for its target ID. Code objects of
   /// offload bundles (CodeObjectRef::EntryId set) must always be.
   bool AllowOpaqueEntries = false;
+  /// The writer of host binaries (ld.kpack, convert, split, split-wheel):
+  /// every entry keyed "<kernel_name>#N" gets the link identity of that
+  /// kernel name's binary in its metadata ("link_id"), and prepare() reports
+  /// it for the binary's own metadata (docs/format-extensions.md).
+  bool LinkIdentity = false;
 };
 
 /// One code object of a host binary, its bytes produced on demand.
@@ -165,6 +174,8 @@ public:
     /// Destroyed after Files (the temporary files in them go first).
     std::unique_ptr<OutputDirectories> Dirs;
     std::vector<std::unique_ptr<AtomicFile>> Files; ///< as Archives
+    /// With ArchiveLayout::LinkIdentity: kernel name -> its link_id.
+    std::map<std::string, std::string> LinkIds;
   };
   llvm::Expected<Prepared> prepare();
 
@@ -245,10 +256,12 @@ private:
   std::unique_ptr<Impl> P;
 };
 
-/// The encoded metadata {kernel_name: KernelName, kpack_search_paths: ...}.
+/// The encoded metadata {kernel_name: KernelName, kpack_search_paths: ...,
+/// link_id: LinkId (when not empty)}.
 llvm::Expected<std::vector<uint8_t>>
 encodeMetadata(llvm::StringRef KernelName,
-               llvm::ArrayRef<std::string> SearchPaths);
+               llvm::ArrayRef<std::string> SearchPaths,
+               llvm::StringRef LinkId = {});
 
 } // namespace kpack
 

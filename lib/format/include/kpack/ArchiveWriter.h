@@ -194,6 +194,9 @@ struct ArchiveWriterOptions {
   /// kept in this cache (kpack/FrameCache.h); the archive is the same
   /// without it.
   std::shared_ptr<FrameCache> Cache = nullptr;
+  /// Each entry's bytes are hashed (llvm::xxh3_64bits) as they are read,
+  /// for digest() in writeArchives' BeforeTocs (the link identity).
+  bool EntryDigests = false;
 };
 
 /// What write() reports about the archive it wrote.
@@ -221,6 +224,14 @@ public:
                   EntrySource Source, EntryMetadata Metadata = {});
 
   size_t size() const { return Entries.size(); }
+  /// Entry I (in addEntry order): its key, arch and, with EntryDigests,
+  /// once its bytes have been read, their xxh3_64bits.
+  const std::string &key(size_t I) const { return Entries[I].Key; }
+  const std::string &arch(size_t I) const { return Entries[I].Arch; }
+  uint64_t digest(size_t I) const { return Entries[I].Digest; }
+  /// Sets Name in entry I's metadata map (replacing a value it had); until
+  /// the TOC is written.
+  void setMetadata(size_t I, const std::string &Name, std::string Value);
   /// The distinct arches added so far, sorted (what gfx_arches will list).
   std::vector<std::string> arches() const;
 
@@ -247,11 +258,15 @@ public:
   /// together (commitTogether) once all of them have been written: a
   /// failure leaves none and changes no existing file. With Uncommitted,
   /// they are not committed but handed over, finished, in job order, for
-  /// the caller to commit with its other outputs.
+  /// the caller to commit with its other outputs. BeforeTocs, if given, runs
+  /// once every entry has been read and before any TOC is written: it may
+  /// set entries' metadata from their digests.
+  using TocHook = std::function<Status(std::vector<Job> &Jobs)>;
   static Status
   writeArchives(std::vector<Job> &Jobs,
                 const std::vector<std::pair<size_t, size_t>> &Order = {},
-                std::vector<std::unique_ptr<AtomicFile>> *Uncommitted = nullptr);
+                std::vector<std::unique_ptr<AtomicFile>> *Uncommitted = nullptr,
+                const TocHook &BeforeTocs = {});
 
 private:
   struct Entry {
@@ -260,6 +275,7 @@ private:
     EntryMetadata Metadata;
     uint64_t OriginalSize = 0;
     uint64_t Ordinal = 0; ///< index into the stored blobs
+    uint64_t Digest = 0;  ///< EntryDigests: xxh3_64bits of the bytes
   };
   /// A stored blob (one per distinct content with Deduplicate), or a shared
   /// segment.
