@@ -265,6 +265,17 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
         return createFileError(OutputPath, std::move(E));
   }
 
+  // What the previous link of this output wrote and this one does not, found
+  // before the output is replaced (its link identity proves the archives
+  // its own).
+  std::vector<std::string> Written;
+  for (const WrittenArchive &W : Prepared->Archives)
+    Written.push_back(W.Path);
+  std::vector<std::string> Stale;
+  if (Plan.ArchivePath.empty())
+    Stale = staleArchives(OutputPath, Plan.ArchiveDir, Plan.KernelName,
+                          Written);
+
   AtomicFileOptions AO;
   AO.ModeFrom = LinkedPath.str();
   AtomicFile Output;
@@ -279,7 +290,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   if (Status S = commitTogether(Files))
     return toError(S);
   Prepared->Dirs->keep();
-  return Error::success();
+  return removeStaleArchives(Stale);
 }
 
 } // namespace link

@@ -57,7 +57,9 @@ encodePlanMetadata(const EmitPlan &Plan, llvm::StringRef LinkId);
 using kpack::perTargetArchiveName;
 
 /// Reads the image lld wrote to LinkedPath, finalizes it, and commits the
-/// archives and OutputPath (with LinkedPath's mode) together.
+/// archives and OutputPath (with LinkedPath's mode) together; then removes
+/// the per-target archives the previous link of OutputPath wrote that this
+/// one did not (staleArchives()).
 llvm::Error finalizeOutput(llvm::StringRef LinkedPath,
                            llvm::StringRef OutputPath,
                            const KpackOptions &Opts, const EmitPlan &Plan,

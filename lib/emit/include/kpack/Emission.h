@@ -256,6 +256,18 @@ private:
   std::unique_ptr<Impl> P;
 };
 
+/// The per-target archives Dir/<Name>_<target ID>.kpack, other than Keep,
+/// that the previous write of the host binary now at BinaryPath wrote: every
+/// entry keyed "<Name>#N" with that binary's link_id. What a new write of the
+/// binary leaves stale; none when BinaryPath is no kpack host binary of that
+/// name with a link_id. Sorted.
+std::vector<std::string> staleArchives(llvm::StringRef BinaryPath,
+                                       llvm::StringRef Dir,
+                                       llvm::StringRef Name,
+                                       llvm::ArrayRef<std::string> Keep);
+/// Removes them (after the new outputs are committed).
+llvm::Error removeStaleArchives(llvm::ArrayRef<std::string> Stale);
+
 /// The encoded metadata {kernel_name: KernelName, kpack_search_paths: ...,
 /// link_id: LinkId (when not empty)}.
 llvm::Expected<std::vector<uint8_t>>
