@@ -120,6 +120,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   Layout.GroupName = Opts.Group.empty() ? Plan.KernelName : Opts.Group;
   Layout.Family = Opts.Family;
   Layout.Compression = Plan.Compression;
+  Layout.Threads = Opts.Jobs.value_or(0);
   ArchiveSet Archives(std::move(Layout));
   // The decoded bundles of the live keys, viewed by the archive entries
   // until the archives are written.
