@@ -128,6 +128,7 @@ Error finalizeOutput(StringRef LinkedPath, StringRef OutputPath,
   Layout.Family = Opts.Family;
   Layout.Compression = Plan.Compression;
   Layout.LinkIdentity = true;
+  Layout.Threads = Opts.Jobs.value_or(0);
   ArchiveSet Archives(std::move(Layout));
   // The decoded bundles of the live keys, viewed by the archive entries
   // until the archives are written.

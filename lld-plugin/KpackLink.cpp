@@ -75,6 +75,7 @@ Expected<int> convertLinkedPeImage(const KpackOptions &Kpack,
   Opts.GroupName = Kpack.Group;
   Opts.Family = Kpack.Family;
   Opts.Compression = Plan.Compression;
+  Opts.Threads = Kpack.Jobs.value_or(0);
   auto Result = convertHostBinary(Opts);
   if (!Result)
     return Result.takeError();

@@ -198,6 +198,18 @@ parseCommandLine(const std::vector<std::string> &Argv) {
         K.CompressionLevel = N;
         continue;
       }
+      auto Jobs = matchKpackOption(Argv, I, "jobs");
+      if (!Jobs)
+        return Jobs.takeError();
+      if (*Jobs) {
+        unsigned N;
+        if (StringRef(**Jobs).getAsInteger(10, N))
+          return createStringError("invalid --kpack-jobs '%s' (expected a "
+                                   "number of threads, 0 for all cores)",
+                                   Jobs->value().c_str());
+        K.Jobs = N;
+        continue;
+      }
       auto Room = matchKpackOption(Argv, I, "metadata-room");
       if (!Room)
         return Room.takeError();
@@ -264,9 +276,9 @@ parseCommandLine(const std::vector<std::string> &Argv) {
         return createStringError("--kpack-name/--kpack-group/--kpack-family "
                                  "need --kpack-output or --kpack-dir");
     if (!K.SearchPaths.empty() || !K.Compression.empty() ||
-        K.CompressionLevel || K.MetadataRoom)
+        K.CompressionLevel || K.Jobs || K.MetadataRoom)
       return createStringError("--kpack-search-path/--kpack-compression/"
-                               "--kpack-compression-level/"
+                               "--kpack-compression-level/--kpack-jobs/"
                                "--kpack-metadata-room need --kpack-output or "
                                "--kpack-dir");
   }

@@ -37,6 +37,9 @@ struct KpackOptions {
   /// planned (planEmission).
   std::string Compression;
   std::optional<int> CompressionLevel;
+  /// --kpack-jobs=N: compression threads, as every writer's --jobs (unset or
+  /// 0: all cores).
+  std::optional<unsigned> Jobs;
   /// --kpack-metadata-room=BYTES: .rocm_kpack_ref holds at least this many
   /// bytes, so that the metadata can later be rewritten in place
   /// (`kpack split` adopting the binary; EmittedHostBinary::withMetadata).

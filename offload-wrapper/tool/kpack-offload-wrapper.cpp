@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/OffloadWrapper.h"
+#include "kpack/ToolCommandLine.h"
 
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
@@ -14,7 +15,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -55,11 +55,10 @@ static cl::opt<OutputKind> FileType(
 
 static Error run() {
   if (Kind != WrapKind::HIP)
-    return createStringError(inconvertibleErrorCode(),
-                             "only --kind=hip is supported");
+    return kpack::makeUsageError("only --kind=hip is supported");
   if (InputFiles.size() != 1)
-    return createStringError(inconvertibleErrorCode(),
-                             "HIP offloading uses a single offload bundle");
+    return kpack::makeUsageError(
+        "HIP offloading uses a single offload bundle");
   ErrorOr<std::unique_ptr<MemoryBuffer>> Input =
       MemoryBuffer::getFileOrSTDIN(InputFiles.front(), /*IsText=*/false,
                                    /*RequiresNullTerminator=*/false);
@@ -92,13 +91,17 @@ static Error run() {
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(WrapperCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "Generate kpack-ready HIP registration code for an offload bundle\n");
-  if (Error E = run()) {
-    WithColor::error(errs(), "kpack-offload-wrapper") << toString(std::move(E))
-                                                      << "\n";
-    return 1;
-  }
-  return 0;
+  cl::SetVersionPrinter([](raw_ostream &OS) {
+    kpack::printToolVersion(OS, "kpack-offload-wrapper");
+  });
+  kpack::addExitStatusHelp();
+  auto Tool = [] { return std::string("kpack-offload-wrapper"); };
+  if (!kpack::parseToolCommandLine(
+          argc, argv,
+          "Generate kpack-ready HIP registration code for an offload bundle\n",
+          Tool))
+    return kpack::ToolExitUsage;
+  if (Error E = run())
+    return kpack::reportToolError(Tool(), std::move(E));
+  return kpack::ToolExitOk;
 }

@@ -4,11 +4,15 @@
 // --emit-kpack, compiles host code through KpackPlugin.so and links through
 // ld.kpack so that device code goes to .kpack archives instead of the host
 // binary (docs/hipcc.md). argv is parsed by hand: everything hipcc does not
-// know is passed to clang++ unchanged and in order.
+// know is passed to clang++ unchanged and in order. --help and --version are
+// clang's, followed by hipcc's part; hipcc's own errors follow the
+// toolchain's form (kpack/ToolCommandLine.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kpack/KpackReady.h"
+#include "kpack/LLVMError.h"
+#include "kpack/ToolCommandLine.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -22,7 +26,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -33,9 +36,36 @@ using namespace llvm;
 
 namespace {
 
+constexpr const char *Tool = "hipcc";
+
 int fail(const Twine &Message) {
-  WithColor::error(errs(), "hipcc") << Message << "\n";
-  return 1;
+  return kpack::reportToolError(Tool, kpack::makeError(Message));
+}
+
+int usage(const Twine &Message) {
+  return kpack::reportUsageError(Tool, Message);
+}
+
+/// What hipcc adds to clang's --help.
+void printHipccHelp(raw_ostream &OS) {
+  OS << "\nHIPCC OPTIONS (" << kpack::toolVersion(Tool)
+     << "; every other argument goes to clang++):\n"
+     << "  --emit-kpack              Device code into .kpack archives: "
+        "kpack-ready objects; a link\n"
+     << "                            writes per-target archives beside the "
+        "output\n"
+     << "  --emit-kpack=FILE         The same; the link writes one archive "
+        "FILE\n"
+     << "  --emit-kpack-dir=DIR      The same; the link writes "
+        "DIR/<output name>_<target id>.kpack\n"
+     << "  --amdgpu-target=T         ROCm hipcc's spelling of "
+        "--offload-arch=T\n"
+     << "ENVIRONMENT: HIP_CLANG_PATH, ROCM_PATH, HIPCC_COMPILE_FLAGS_APPEND, "
+        "HIPCC_LINK_FLAGS_APPEND,\n"
+     << "  HIPCC_VERBOSE (docs/hipcc.md)\n"
+     << kpack::ExitStatusHelp
+     << "  A compile or link that clang++ runs exits with clang++'s "
+        "status.\n";
 }
 
 /// clang options whose value is the next argument (so it is not a source).
@@ -211,14 +241,14 @@ int main(int Argc, char **Argv) {
     }
     if (A.consume_front("--emit-kpack=")) {
       if (A.empty())
-        return fail("--emit-kpack= needs a file name");
+        return usage("--emit-kpack= needs a file name");
       EmitKpack = true;
       EmitFile = A.str();
       continue;
     }
     if (A.consume_front("--emit-kpack-dir=")) {
       if (A.empty())
-        return fail("--emit-kpack-dir= needs a directory");
+        return usage("--emit-kpack-dir= needs a directory");
       EmitKpack = true;
       EmitDir = A.str();
       continue;
@@ -270,7 +300,7 @@ int main(int Argc, char **Argv) {
   if (TrailingNone)
     Args.erase(Args.begin() + TrailingNone, Args.begin() + TrailingNone + 2);
   if (EmitFile && EmitDir)
-    return fail("--emit-kpack= and --emit-kpack-dir= are mutually exclusive");
+    return usage("--emit-kpack= and --emit-kpack-dir= are mutually exclusive");
 
   // kpack-ready objects (`hipcc --emit-kpack -c`) link only through
   // ld.kpack, and only with a place for their device code: an error naming
@@ -288,6 +318,22 @@ int main(int Argc, char **Argv) {
     Clang = join(*Dir, "clang++");
   else
     Clang = KPACK_CLANGXX;
+  // --help and --version: clang++'s answer, then hipcc's part.
+  for (StringRef A : Args) {
+    if (!is_contained({"--help", "-help", "--version"}, A))
+      continue;
+    std::string ErrMsg;
+    int RC = sys::ExecuteAndWait(Clang, {Clang, A}, /*Env=*/std::nullopt,
+                                 /*Redirects=*/{}, /*SecondsToWait=*/0,
+                                 /*MemoryLimit=*/0, &ErrMsg);
+    if (RC < 0)
+      return fail("cannot run " + Clang + ": " + ErrMsg);
+    if (A == "--version")
+      kpack::printToolVersion(outs(), Tool);
+    else
+      printHipccHelp(outs());
+    return RC;
+  }
   Cmd.push_back(Clang);
   if (std::optional<std::string> Rocm = sys::Process::GetEnv("ROCM_PATH"))
     if (none_of(Args, [](StringRef A) { return A.starts_with("--rocm-path"); }))

@@ -9,6 +9,7 @@
 #define KPACK_UTILS_KPACK_COMMANDS_H
 
 #include "kpack/LLVMError.h"
+#include "kpack/ToolCommandLine.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -38,10 +39,10 @@ int runVerifyArtifacts();  // VerifyArtifacts.cpp
 int runUnbundle();         // Unbundle.cpp
 int runDoctor();           // Doctor.cpp
 
-/// Prints "<Tool>: error: <message>" for every error in E; returns 1.
+/// Prints "<Tool>: error: <message>" for every error in E; returns the exit
+/// status: 2 (after the help hint) if one was a kpack::UsageError, else 1
+/// (kpack/ToolCommandLine.h).
 int reportError(llvm::StringRef Tool, llvm::Error E);
-
-/// The project's error values as llvm::Error (success for no error).
 
 /// Opens an archive with the runtime's reader, which validates the header
 /// and the whole TOC.

@@ -42,12 +42,12 @@ int runConvertAlias(int Argc, char **Argv) {
     SubcommandRemover::remove(*Sub);
   kpack::ConvertCommandLine CL(cl::SubCommand::getTopLevel(), "kpack-convert");
   cl::HideUnrelatedOptions(CL.Category);
-  if (!cl::ParseCommandLineOptions(
+  if (!kpack::parseToolCommandLine(
           Argc, Argv,
           "kpack-convert: split the device code of a fat HIP host binary into "
           ".kpack archives (the same as 'kpack convert')\n",
-          &errs()))
-    return kpack::ConvertExitError;
+          [] { return std::string("kpack-convert"); }))
+    return kpack::ToolExitUsage;
   kpack::enableTerminalWriteProgress("kpack-convert");
   return CL.run();
 }

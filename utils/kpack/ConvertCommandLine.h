@@ -10,15 +10,18 @@
 #define KPACK_UTILS_CONVERTCOMMANDLINE_H
 
 #include "FrameCacheOption.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/Convert.h"
+#include "kpack/LLVMError.h"
+#include "kpack/ToolCommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -69,23 +72,17 @@ public:
                   llvm::cl::cat(Category)};
   OptString Family{"family", llvm::cl::desc("TOC gfx_arch_family"),
                    llvm::cl::sub(Sub), llvm::cl::cat(Category)};
-  llvm::cl::opt<ArchiveCompression> Compression{
-      "compression", llvm::cl::desc("Archive compression"),
-      llvm::cl::init(ArchiveCompression::ZstdPerKernel),
-      CompressionSettings::optionValues(), llvm::cl::sub(Sub),
-      llvm::cl::cat(Category)};
-  llvm::cl::opt<int> Level{"level", llvm::cl::desc(kpack::CompressionSettings::levelHelp()),
-                           llvm::cl::init(kpack::DefaultZstdLevel), llvm::cl::sub(Sub),
-                           llvm::cl::cat(Category)};
-  llvm::cl::opt<unsigned> Threads{
-      "jobs", llvm::cl::desc("Compression threads (default: all cores)"),
-      llvm::cl::init(0), llvm::cl::sub(Sub), llvm::cl::cat(Category)};
+  CompressionOptions Compression{Sub, Category};
   llvm::cl::opt<bool> Quiet{"quiet", llvm::cl::desc("No summary on stdout"),
                             llvm::cl::sub(Sub), llvm::cl::cat(Category)};
   TimeTraceOption Trace{Sub, Category};
   FrameCacheOption Cache{Sub, Category};
+  llvm::cl::opt<bool> Json{
+      "json", llvm::cl::desc("The summary as JSON (docs/convert.md)"),
+      llvm::cl::sub(Sub), llvm::cl::cat(Category)};
 
-  /// Runs the conversion; returns the process exit status (ConvertExitCode).
+  /// Runs the conversion; returns the process exit status
+  /// (kpack::ToolExitStatus).
   int run() {
     return Trace.run(ToolName, Output, [this] { return convert(); });
   }
@@ -93,6 +90,12 @@ public:
 private:
   int convert() {
     using namespace llvm;
+    if (KpackOutput.empty() == KpackDir.empty())
+      return reportUsageError(ToolName, "exactly one of --kpack-output and "
+                                        "--kpack-dir is required");
+    if (Json && Quiet)
+      return reportUsageError(ToolName,
+                              "--json and --quiet exclude each other");
     ConvertOptions Opts;
     Opts.Input = Input;
     Opts.Output = Output;
@@ -102,20 +105,13 @@ private:
     Opts.SearchPaths.assign(SearchPaths.begin(), SearchPaths.end());
     Opts.GroupName = Group;
     Opts.Family = Family;
-    Opts.Threads = Threads;
-    auto Settings = CompressionSettings::parse(
-        CompressionSettings::optionName(Compression),
-        Level.getNumOccurrences() ? std::optional<int>(Level) : std::nullopt);
-    if (!Settings) {
-      WithColor::error(errs(), ToolName)
-          << toString(Settings.takeError()) << "\n";
-      return ConvertExitError;
-    }
+    Opts.Threads = Compression.threads();
+    auto Settings = Compression.settings();
+    if (!Settings)
+      return reportToolError(ToolName, Settings.takeError());
     Opts.Compression = *Settings;
-    if (Status S = Cache.open(Opts.Compression)) {
-      WithColor::error(errs(), ToolName) << S.message() << "\n";
-      return ConvertExitError;
-    }
+    if (Status S = Cache.open(Opts.Compression))
+      return reportUsageError(ToolName, S.message());
     // Progress only for a terminal and inputs large enough to wait for.
     uint64_t Size = 0;
     if (sys::Process::StandardErrIsDisplayed() &&
@@ -129,39 +125,66 @@ private:
       };
 
     auto Result = convertHostBinary(Opts);
-    if (!Result) {
-      WithColor::error(errs(), ToolName) << toString(Result.takeError())
-                                         << "\n";
-      return ConvertExitError;
-    }
+    if (!Result)
+      return reportToolError(ToolName, Result.takeError());
     switch (Result->Outcome) {
     case ConvertOutcome::AlreadyConverted:
-      WithColor::error(errs(), ToolName)
-          << Opts.Input
-          << ": already converted (its wrappers are HIPK); nothing written\n";
-      return ConvertExitAlreadyConverted;
+      return reportToolError(
+          ToolName, makeError(Opts.Input + ": already converted (its wrappers "
+                                           "are HIPK); nothing written"));
     case ConvertOutcome::NoDeviceCode:
-      WithColor::error(errs(), ToolName)
-          << Opts.Input << ": carries no device code; nothing written\n";
-      return ConvertExitNoDeviceCode;
+      return reportToolError(ToolName,
+                             makeError(Opts.Input + ": carries no device "
+                                                    "code; nothing written"));
     case ConvertOutcome::Converted:
       break;
     }
-    if (!Quiet) {
-      outs() << "converted " << Opts.Input << " -> " << Opts.Output << ": "
-             << Result->Wrappers << " wrappers, " << Result->Bundles
-             << " bundles, " << Result->CodeObjects << " code objects, "
-             << Result->InputBytes << " -> " << Result->OutputBytes
-             << " bytes\n";
-      for (const ConvertedArchive &A : Result->Archives) {
-        outs() << "archive " << A.Path << ": " << A.Entries << " entries, "
-               << A.OriginalBytes << " -> " << A.FileBytes << " bytes";
-        if (A.Deduplicated)
-          outs() << ", " << A.Deduplicated << " stored once with another";
-        outs() << "\n";
-      }
+    if (Json)
+      printJson(Opts, *Result);
+    else if (!Quiet)
+      printText(Opts, *Result);
+    return ToolExitOk;
+  }
+
+private:
+  static void printText(const ConvertOptions &Opts, const ConvertResult &R) {
+    using namespace llvm;
+    outs() << "converted " << Opts.Input << " -> " << Opts.Output << ": "
+           << R.Wrappers << " wrappers, " << R.Bundles << " bundles, "
+           << R.CodeObjects << " code objects, " << R.InputBytes << " -> "
+           << R.OutputBytes << " bytes\n";
+    for (const ConvertedArchive &A : R.Archives) {
+      outs() << "archive " << A.Path << ": " << A.Entries << " entries, "
+             << A.OriginalBytes << " -> " << A.FileBytes << " bytes";
+      if (A.Deduplicated)
+        outs() << ", " << A.Deduplicated << " stored once with another";
+      outs() << "\n";
     }
-    return ConvertExitOk;
+  }
+
+  /// The keys are documented in docs/convert.md ("--json").
+  static void printJson(const ConvertOptions &Opts, const ConvertResult &R) {
+    llvm::json::OStream J(llvm::outs(), 2);
+    J.object([&] {
+      J.attribute("input", Opts.Input);
+      J.attribute("output", Opts.Output);
+      J.attribute("wrappers", R.Wrappers);
+      J.attribute("bundles", R.Bundles);
+      J.attribute("code_objects", R.CodeObjects);
+      J.attribute("input_bytes", R.InputBytes);
+      J.attribute("output_bytes", R.OutputBytes);
+      J.attributeArray("archives", [&] {
+        for (const ConvertedArchive &A : R.Archives)
+          J.object([&] {
+            J.attribute("path", A.Path);
+            J.attribute("entries", A.Entries);
+            J.attribute("original_bytes", A.OriginalBytes);
+            J.attribute("file_bytes", A.FileBytes);
+            J.attribute("deduplicated", A.Deduplicated);
+          });
+      });
+    });
+    llvm::outs() << "\n";
   }
 };
 

@@ -10,22 +10,19 @@
 
 #include "kpack/ArchiveReader.h"
 #include "kpack/Error.h"
+#include "kpack/ToolCommandLine.h"
 #include "kpack/WriteProgress.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/StringSaver.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 
 int reportError(StringRef Tool, Error E) {
-  handleAllErrors(std::move(E), [&](const ErrorInfoBase &EI) {
-    WithColor::error(errs(), Tool) << EI.message() << "\n";
-  });
-  return 1;
+  return kpack::reportToolError(Tool, std::move(E));
 }
 
 Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
@@ -37,7 +34,15 @@ Expected<std::unique_ptr<kpack::ArchiveReader>> openArchive(StringRef Path) {
 }
 
 static void printVersion(raw_ostream &OS) {
-  OS << "kpack (rocm-kpack toolchain) " KPACK_VERSION "\n";
+  kpack::printToolVersion(OS, "kpack");
+}
+
+/// "kpack <subcommand>" once llvm::cl has selected one, else "kpack".
+static std::string activeToolName() {
+  for (cl::SubCommand *Sub : cl::getRegisteredSubcommands())
+    if (*Sub && !Sub->getName().empty())
+      return ("kpack " + Sub->getName()).str();
+  return "kpack";
 }
 
 /// Options that upstream's Python tools declare with argparse nargs="+"
@@ -73,6 +78,7 @@ expandMultiValueOptions(int Argc, char **Argv, StringSaver &Saver) {
 int main(int Argc, char **Argv) {
   InitLLVM X(Argc, Argv);
   cl::SetVersionPrinter(printVersion);
+  kpack::addExitStatusHelp();
   // Invoked through the kpack-convert link: `kpack convert`'s command line.
   if (sys::path::filename(Argv[0]) == "kpack-convert")
     return runConvertAlias(Argc, Argv);
@@ -83,17 +89,12 @@ int main(int Argc, char **Argv) {
   // libLLVM registers its own options globally; keep them out of --help.
   static cl::OptionCategory NoTopLevelOptions("kpack");
   cl::HideUnrelatedOptions(NoTopLevelOptions);
-  if (!cl::ParseCommandLineOptions(
+  if (!kpack::parseToolCommandLine(
           Args.size(), Args.data(),
           "kpack: split HIP device code into .kpack archives and inspect "
           "them\n",
-          &errs()))
-    // Upstream's argparse tools exit 2 on a usage error.
-    return Argc > 1 && (Argv[1] == StringRef("verify-artifacts") ||
-                        Argv[1] == StringRef("unbundle") ||
-                        Argv[1] == StringRef("doctor"))
-               ? 2
-               : 1;
+          activeToolName))
+    return kpack::ToolExitUsage;
 
   static const struct {
     const char *Name;
@@ -123,7 +124,5 @@ int main(int Argc, char **Argv) {
         return C.Run();
       }
   }
-  WithColor::error(errs(), "kpack")
-      << "no subcommand given; see 'kpack --help'\n";
-  return 1;
+  return kpack::reportUsageError("kpack", "no subcommand given");
 }

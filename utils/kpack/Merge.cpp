@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/ArchiveReader.h"
@@ -55,16 +56,7 @@ static cl::opt<std::string>
                          "agree, else the arch if there is only one, else "
                          "\"multi\")"),
                 cl::sub(MergeCmd));
-static cl::opt<ArchiveCompression> MergeCompression(
-    "compression", cl::desc("Compression scheme"),
-    cl::init(ArchiveCompression::ZstdPerKernel),
-    CompressionSettings::optionValues(), cl::sub(MergeCmd));
-static cl::opt<int> MergeLevel("level", cl::desc(CompressionSettings::levelHelp()),
-                               cl::init(DefaultZstdLevel), cl::sub(MergeCmd));
-static cl::opt<unsigned> MergeThreads("j",
-                                      cl::desc("Compression threads (default: "
-                                               "all cores)"),
-                                      cl::init(0), cl::sub(MergeCmd));
+static CompressionOptions MergeCompression(MergeCmd);
 
 namespace {
 
@@ -95,10 +87,7 @@ std::string agreed(const std::vector<Input> &Inputs, Get Of) {
 } // namespace
 
 static Error merge() {
-  auto Compression = CompressionSettings::parse(
-      CompressionSettings::optionName(MergeCompression),
-      MergeLevel.getNumOccurrences() ? std::optional<int>(MergeLevel)
-                                     : std::nullopt);
+  auto Compression = MergeCompression.settings();
   if (!Compression)
     return Compression.takeError();
 
@@ -127,7 +116,7 @@ static Error merge() {
     Layout.Family = agreed(
         Inputs, [](const ArchiveReader &R) { return R.gfxArchFamily(); });
   Layout.Compression = *Compression;
-  Layout.Threads = MergeThreads;
+  Layout.Threads = MergeCompression.threads();
   Layout.WriteEmpty = true;
   // Inputs may hold kernel-database blobs; ELF entries are still checked.
   Layout.AllowOpaqueEntries = true;

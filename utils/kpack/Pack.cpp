@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/Emission.h"
@@ -56,15 +57,7 @@ static cl::opt<std::string> PackName(
     "name", cl::desc("Kernel name for host-binary inputs: keys NAME#N "
                      "(default: the input's file name)"),
     cl::sub(PackCmd));
-static cl::opt<ArchiveCompression> PackCompression(
-    "compression", cl::desc("Compression scheme"),
-    cl::init(ArchiveCompression::ZstdPerKernel),
-    CompressionSettings::optionValues(), cl::sub(PackCmd));
-static cl::opt<int> PackLevel("level", cl::desc(CompressionSettings::levelHelp()),
-                              cl::init(DefaultZstdLevel), cl::sub(PackCmd));
-static cl::opt<unsigned> PackThreads("j", cl::desc("Compression threads "
-                                                   "(default: all cores)"),
-                                     cl::init(0), cl::sub(PackCmd));
+static CompressionOptions PackCompression(PackCmd);
 static TimeTraceOption PackTrace(PackCmd);
 
 /// Adds every device code object of a host binary's bundles.
@@ -90,7 +83,8 @@ static Error addFile(ArchiveSet &Archives, StringRef Input) {
   size_t Colon = Spec.find(':');
   if (Colon == StringRef::npos || Colon == 0 || Colon + 1 == Spec.size() ||
       File.empty())
-    return makeError("malformed input '" + Input + "': expected KEY:ARCH=FILE");
+    return makeUsageError("malformed input '" + Input +
+                          "': expected KEY:ARCH=FILE");
   uint64_t Size = 0;
   if (std::error_code EC = sys::fs::file_size(File, Size))
     return makeError("cannot read '" + File + "': " + EC.message());
@@ -103,10 +97,7 @@ static Error addFile(ArchiveSet &Archives, StringRef Input) {
 }
 
 static Error pack() {
-  auto Compression = CompressionSettings::parse(
-      CompressionSettings::optionName(PackCompression),
-      PackLevel.getNumOccurrences() ? std::optional<int>(PackLevel)
-                                    : std::nullopt);
+  auto Compression = PackCompression.settings();
   if (!Compression)
     return Compression.takeError();
   ArchiveLayout Layout;
@@ -115,7 +106,7 @@ static Error pack() {
                                        : PackGroup.getValue();
   Layout.Family = PackFamily;
   Layout.Compression = *Compression;
-  Layout.Threads = PackThreads;
+  Layout.Threads = PackCompression.threads();
   Layout.WriteEmpty = true;
   Layout.AllowOpaqueEntries = true; // KEY:ARCH=FILE; bundles stay checked
   ArchiveSet Archives(std::move(Layout));

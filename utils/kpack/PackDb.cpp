@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/Emission.h"
@@ -47,15 +48,7 @@ static cl::opt<std::string>
                cl::desc("Archive name and TOC group_name: <dir>/<name>_<target "
                         "id>.kpack (default: the handler, if only one)"),
                cl::sub(PackDbCmd));
-static cl::opt<std::string> PackDbCompression(
-    "compression", cl::desc(CompressionSettings::optionHelp()),
-    cl::init("zstd"), cl::sub(PackDbCmd));
-static cl::opt<int> PackDbLevel("level", cl::desc(CompressionSettings::levelHelp()),
-                                cl::sub(PackDbCmd));
-static cl::opt<unsigned> PackDbThreads("j",
-                                       cl::desc("Compression threads "
-                                                "(default: all cores)"),
-                                       cl::init(0), cl::sub(PackDbCmd));
+static CompressionOptions PackDbCompression(PackDbCmd);
 static cl::opt<IndexPlacement> PackDbIndex(
     "tensile-index", cl::desc("Tensile's .dat index files"),
     cl::init(IndexPlacement::Pack),
@@ -73,17 +66,14 @@ static Error packDb() {
   Expected<std::vector<const DatabaseHandler *>> Handlers =
       databaseHandlersNamed(PackDbHandlers);
   if (!Handlers)
-    return Handlers.takeError();
+    return asUsageError(Handlers.takeError());
   std::string Name = PackDbName;
   if (Name.empty()) {
     if (Handlers->size() != 1)
-      return makeError("--name is needed with more than one handler");
+      return makeUsageError("--name is needed with more than one handler");
     Name = Handlers->front()->name().str();
   }
-  Expected<CompressionSettings> Compression = CompressionSettings::parse(
-      PackDbCompression, PackDbLevel.getNumOccurrences()
-                             ? std::optional<int>(PackDbLevel)
-                             : std::nullopt);
+  Expected<CompressionSettings> Compression = PackDbCompression.settings();
   if (!Compression)
     return Compression.takeError();
 
@@ -97,7 +87,7 @@ static Error packDb() {
   Layout.Name = Name;
   Layout.GroupName = Name;
   Layout.Compression = *Compression;
-  Layout.Threads = PackDbThreads;
+  Layout.Threads = PackDbCompression.threads();
   Layout.AllowOpaqueEntries = true;
   ArchiveSet Archives(std::move(Layout));
   for (const DatabaseEntry &E : Plan->Packed) {

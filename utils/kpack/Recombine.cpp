@@ -4,7 +4,8 @@
 //                 [--component NAME] [--copy] [--verbose]
 // upstream recombine_artifacts' command line (docs/therock.md); the work is
 // kpack::recombineArtifacts (lib/artifacts). Exit status as upstream's: 2
-// for a bad argument or configuration, 1 for a failed recombination.
+// (a usage error) for a bad argument or configuration, 1 for a failed
+// recombination.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,16 +50,12 @@ static cl::opt<bool> Verbose("verbose", cl::desc("Print what goes where"),
 int runRecombine() {
   const char *Tool = "kpack recombine";
   struct stat St;
-  if (::stat(ShardsDir.c_str(), &St) != 0 || !S_ISDIR(St.st_mode)) {
-    reportError(Tool, makeError("input shards directory '" + ShardsDir +
-                                "' does not exist or is not a directory"));
-    return 2;
-  }
+  if (::stat(ShardsDir.c_str(), &St) != 0 || !S_ISDIR(St.st_mode))
+    return reportUsageError(Tool, "input shards directory '" + ShardsDir +
+                                      "' does not exist or is not a directory");
   Expected<RecombineConfig> Config = readRecombineConfig(ConfigPath);
-  if (!Config) {
-    reportError(Tool, Config.takeError());
-    return 2;
-  }
+  if (!Config)
+    return reportError(Tool, asUsageError(Config.takeError()));
   RecombineOptions Opts;
   Opts.ShardsDir = ShardsDir;
   Opts.OutputDir = OutputDir;

@@ -51,9 +51,8 @@ int runRecombineWheels() {
   for (auto &[Pos, Path] : ByPosition)
     Devices.push_back(Path);
   if (Devices.empty())
-    return reportError("kpack recombine-wheels",
-                       createStringError(inconvertibleErrorCode(),
-                                         "no device wheel given (--device)"));
+    return reportUsageError("kpack recombine-wheels",
+                            "no device wheel given (--device)");
   Expected<WrittenWheel> W = recombineWheels(RWHost, Devices, RWOutput);
   if (!W)
     return reportError("kpack recombine-wheels", W.takeError());

@@ -5,8 +5,10 @@
 //             [--split-databases H...] [--gpu-targets T...] [--tmp-dir D]
 //             [--verbose] [--clang-offload-bundler P]
 //             [--compression none|zstd|zstd-long|zstd-shared] [--level N] [-j N]
+//             [--json]
 //
-// Upstream's split_artifacts command line (docs/split.md); the work is
+// Upstream's split_artifacts command line (docs/split.md); the compression
+// options are every writer's (CompressionOptions.h); the work is
 // kpack::splitArtifact (lib/artifacts, kpack/Split.h). Multi-value options
 // take argparse's `--opt A B` form as well (Driver.cpp rewrites it).
 //
@@ -14,6 +16,7 @@
 
 #include "Commands.h"
 #include "FrameCacheOption.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/DatabaseHandlers.h"
@@ -21,6 +24,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Parallel.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
@@ -75,40 +79,98 @@ static cl::opt<std::string> SplitBundler(
     cl::desc("Accepted for compatibility; unused (bundles are read "
              "directly)"),
     cl::value_desc("path"), cl::sub(SplitCmd));
-static cl::opt<std::string> SplitCompression(
-    "compression",
-    cl::desc(CompressionSettings::optionHelp()),
-    cl::init("zstd"), cl::sub(SplitCmd));
-static cl::opt<int> SplitLevel(
-    "level",
-    cl::desc(CompressionSettings::levelHelp()),
-    cl::sub(SplitCmd));
+static CompressionOptions SplitCompression(SplitCmd);
+static cl::opt<bool> SplitJson("json",
+                               cl::desc("The summary as JSON (docs/split.md)"),
+                               cl::sub(SplitCmd));
 
 static FrameCacheOption SplitCache(SplitCmd);
 
-static cl::opt<unsigned> SplitThreads("j",
-                                      cl::desc("Threads (default: all cores)"),
-                                      cl::init(0), cl::sub(SplitCmd));
+static void printSummary(const BatchArtifact &A, const SplitSummary &S) {
+  outs() << "split " << A.Dir << " (" << A.Component << "): " << S.FatBinaries
+         << " fat binaries, " << S.EmittedBinaries << " compiler-emitted, "
+         << S.CodeObjects << " code objects in " << S.Archives.size()
+         << " archives, " << S.DatabaseFiles << " database files -> "
+         << join(S.Artifacts, " ") << "\n";
+  if (S.FilteredCodeObjects || S.FilteredDatabaseFiles)
+    outs() << "  left out for other targets (--gpu-targets): "
+           << S.FilteredCodeObjects << " code objects, "
+           << S.FilteredDatabaseFiles << " database files\n";
+}
+
+/// --json: one document for the whole run; the keys are documented in
+/// docs/split.md.
+static void
+printJson(const std::vector<std::pair<BatchArtifact, SplitSummary>> &Done,
+          const std::vector<std::pair<std::string, std::string>> &Failures) {
+  json::OStream J(outs(), 2);
+  J.object([&] {
+    J.attributeArray("artifacts", [&] {
+      for (const auto &Artifact : Done)
+        J.object([&] {
+          const BatchArtifact &A = Artifact.first;
+          const SplitSummary &S = Artifact.second;
+          J.attribute("input", A.Dir);
+          J.attribute("component", A.Component);
+          J.attributeArray("outputs", [&] {
+            for (const std::string &Name : S.Artifacts)
+              J.value(Name);
+          });
+          J.attribute("fat_binaries", S.FatBinaries);
+          J.attribute("compiler_emitted", S.EmittedBinaries);
+          J.attribute("code_objects", S.CodeObjects);
+          J.attribute("database_files", S.DatabaseFiles);
+          J.attribute("filtered_code_objects", S.FilteredCodeObjects);
+          J.attribute("filtered_database_files", S.FilteredDatabaseFiles);
+          J.attributeArray("archives", [&] {
+            for (const WrittenArchive &W : S.Archives)
+              J.object([&] {
+                J.attribute("path", W.Path);
+                J.attribute("target", W.TargetId);
+                J.attribute("entries", W.Stats.Entries);
+                J.attribute("original_bytes", W.Stats.OriginalBytes);
+                J.attribute("file_bytes", W.Stats.FileBytes);
+                J.attribute("deduplicated", W.Stats.Deduplicated);
+              });
+          });
+          J.attributeArray("warnings", [&] {
+            for (const std::string &W : S.Warnings)
+              J.value(W);
+          });
+        });
+    });
+    J.attributeArray("failed", [&] {
+      for (const auto &Failure : Failures)
+        J.object([&] {
+          J.attribute("input", Failure.first);
+          J.attribute("error", Failure.second);
+        });
+    });
+  });
+  outs() << "\n";
+}
 
 static Error splitArtifacts() {
   bool Batch = !SplitBatchDir.empty();
   if (Batch == !SplitArtifactDir.empty())
-    return makeError("exactly one of --artifact-dir and "
-                     "--batch-artifact-parent-dir is required");
+    return makeUsageError("exactly one of --artifact-dir and "
+                          "--batch-artifact-parent-dir is required");
   if (SplitOutputDir.empty())
-    return makeError("--output-dir is required");
+    return makeUsageError("--output-dir is required");
   if (Batch && !SplitArtifactPrefix.empty())
-    return makeError(
+    return makeUsageError(
         "--artifact-prefix cannot be used with --batch-artifact-parent-dir");
   if (!Batch && SplitArtifactPrefix.empty())
-    return makeError("--artifact-prefix is required with --artifact-dir");
+    return makeUsageError("--artifact-prefix is required with --artifact-dir");
+  // As verify-artifacts and recombine: an input directory that is not there
+  // is a bad command line.
   StringRef Input = Batch ? SplitBatchDir : SplitArtifactDir;
   if (!sys::fs::is_directory(Input))
-    return makeError("input directory does not exist: '" + Input + "'");
+    return makeUsageError("input directory does not exist: '" + Input + "'");
 
   SplitOptions Opts;
   Opts.OutputDir = SplitOutputDir;
-  Opts.Threads = SplitThreads;
+  Opts.Threads = SplitCompression.threads();
   // CMake lists may arrive as one ';'-separated argument.
   for (const std::string &T : SplitGpuTargets) {
     SmallVector<StringRef, 4> Parts;
@@ -119,19 +181,19 @@ static Error splitArtifacts() {
   Expected<std::vector<const DatabaseHandler *>> Handlers =
       databaseHandlersNamed(SplitDatabases);
   if (!Handlers)
-    return Handlers.takeError();
+    return asUsageError(Handlers.takeError());
   Opts.DatabaseHandlers = std::move(*Handlers);
-  Expected<CompressionSettings> Compression = CompressionSettings::parse(
-      SplitCompression,
-      SplitLevel.getNumOccurrences() ? std::optional<int>(SplitLevel)
-                                     : std::nullopt);
+  Expected<CompressionSettings> Compression = SplitCompression.settings();
   if (!Compression)
     return Compression.takeError();
   Opts.Compression = *Compression;
   if (Status S = SplitCache.open(Opts.Compression))
-    return makeError(S.message());
+    return makeUsageError(S.message());
+  // With --json, stdout holds the document alone.
   if (SplitVerbose)
-    Opts.Log = [](const std::string &Line) { outs() << "  " << Line << "\n"; };
+    Opts.Log = [](const std::string &Line) {
+      (SplitJson ? errs() : outs()) << "  " << Line << "\n";
+    };
 
   std::vector<BatchArtifact> Artifacts;
   if (Batch) {
@@ -146,7 +208,8 @@ static Error splitArtifacts() {
 
   // As upstream's batch mode: every artifact is tried, failures are listed
   // at the end.
-  std::vector<std::string> Failures;
+  std::vector<std::pair<BatchArtifact, SplitSummary>> Done;
+  std::vector<std::pair<std::string, std::string>> Failures; // dir, message
   for (const BatchArtifact &A : Artifacts) {
     Opts.ArtifactDir = A.Dir;
     Opts.Component = A.Component;
@@ -159,25 +222,23 @@ static Error splitArtifacts() {
       if (!Batch)
         return makeError(Msg);
       errs() << "kpack split: error: " << A.Dir << ": " << Msg << "\n";
-      Failures.push_back(A.Dir);
+      Failures.emplace_back(A.Dir, Msg);
       continue;
     }
-    outs() << "split " << A.Dir << " (" << A.Component << "): "
-           << Summary->FatBinaries << " fat binaries, "
-           << Summary->EmittedBinaries << " compiler-emitted, "
-           << Summary->CodeObjects << " code objects in "
-           << Summary->Archives.size() << " archives, "
-           << Summary->DatabaseFiles << " database files -> "
-           << join(Summary->Artifacts, " ") << "\n";
-    if (Summary->FilteredCodeObjects || Summary->FilteredDatabaseFiles)
-      outs() << "  left out for other targets (--gpu-targets): "
-             << Summary->FilteredCodeObjects << " code objects, "
-             << Summary->FilteredDatabaseFiles << " database files\n";
+    if (!SplitJson)
+      printSummary(A, *Summary);
+    Done.emplace_back(A, std::move(*Summary));
   }
-  if (!Failures.empty())
+  if (SplitJson)
+    printJson(Done, Failures);
+  if (!Failures.empty()) {
+    std::vector<std::string> Dirs;
+    for (const auto &F : Failures)
+      Dirs.push_back(F.first);
     return makeError(Twine(Failures.size()) + " of " +
                      Twine(Artifacts.size()) +
-                     " artifacts failed to split: " + join(Failures, ", "));
+                     " artifacts failed to split: " + join(Dirs, ", "));
+  }
   return Error::success();
 }
 
@@ -186,8 +247,8 @@ static TimeTraceOption SplitTrace(SplitCmd);
 int runSplit() {
   // Analysis and rewrites run on llvm::parallelFor, whose executor takes
   // its thread count from this strategy when first used.
-  if (SplitThreads)
-    parallel::strategy = hardware_concurrency(SplitThreads);
+  if (unsigned Threads = SplitCompression.threads())
+    parallel::strategy = hardware_concurrency(Threads);
   return SplitTrace.run("kpack split", SplitOutputDir, [] {
     if (Error E = splitArtifacts())
       return reportError("kpack split", std::move(E));

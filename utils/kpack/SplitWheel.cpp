@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompressionOptions.h"
 #include "TimeTraceOption.h"
 
 #include "kpack/WheelSplit.h"
@@ -81,21 +82,7 @@ static cl::list<std::string>
               cl::desc("Target IDs to keep (default: every target in the "
                        "wheel)"),
               cl::value_desc("target,..."), cl::sub(SplitWheelCmd));
-static cl::opt<std::string>
-    SWCompression("compression", cl::init("zstd"),
-                  cl::desc(CompressionSettings::optionHelp()),
-                  cl::sub(SplitWheelCmd));
-static cl::opt<int> SWCompressionLevel(
-    "compression-level", cl::desc("zstd level (upstream's name of --level)"),
-    cl::sub(SplitWheelCmd));
-static cl::opt<int> SWLevel("level", cl::desc(CompressionSettings::levelHelp()),
-                            cl::sub(SplitWheelCmd));
-static cl::opt<unsigned>
-    SWJobs("jobs", cl::init(0),
-           cl::desc("Compression threads (default: all cores)"),
-           cl::sub(SplitWheelCmd));
-static cl::alias SWJobsShort("j", cl::desc("Alias of --jobs"),
-                             cl::aliasopt(SWJobs));
+static CompressionOptions SWCompression(SplitWheelCmd);
 static cl::opt<bool> SWVariant(
     "generate-variant-wheel",
     cl::desc("Also write the PEP 817 variant wheel <host>-<label>.whl"),
@@ -121,10 +108,7 @@ static TimeTraceOption SWTrace(SplitWheelCmd);
 
 static int splitWheelCommand() {
   const char *Tool = "kpack split-wheel";
-  auto Usage = [&](const Twine &Msg) {
-    return reportError(Tool, createStringError(inconvertibleErrorCode(),
-                                               Msg.str()));
-  };
+  auto Usage = [&](const Twine &Msg) { return reportUsageError(Tool, Msg); };
   if (SWInput.empty() == SWPositional.empty())
     return Usage(SWInput.empty()
                      ? "no fat wheel given (--input)"
@@ -158,21 +142,13 @@ static int splitWheelCommand() {
   Opts.GenerateVariantWheel = SWVariant;
   Opts.VariantLabel = SWVariantLabel;
   Opts.TmpDir = SWTmpDir;
-  Opts.Threads = SWJobs;
+  Opts.Threads = SWCompression.threads();
   if (SWVerbose)
     Opts.Log = [](const std::string &Line) {
       outs() << Line << "\n";
       outs().flush();
     };
-  if (SWCompressionLevel.getNumOccurrences() && SWLevel.getNumOccurrences())
-    return Usage("give the zstd level once (--compression-level or --level)");
-  std::optional<int> Level;
-  if (SWCompressionLevel.getNumOccurrences())
-    Level = SWCompressionLevel;
-  if (SWLevel.getNumOccurrences())
-    Level = SWLevel;
-  Expected<CompressionSettings> Compression =
-      CompressionSettings::parse(SWCompression, Level);
+  Expected<CompressionSettings> Compression = SWCompression.settings();
   if (!Compression)
     return reportError(Tool, Compression.takeError());
   Opts.Compression = *Compression;

@@ -30,7 +30,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -78,11 +77,9 @@ static Error unbundle(StringRef File, StringRef Dir) {
 }
 
 int runUnbundle() {
-  if (UnbundleOutput.getNumOccurrences() && UnbundleInputs.size() != 1) {
-    WithColor::error(errs(), "kpack unbundle")
-        << "--output-dir requires exactly one input file\n";
-    return 2;
-  }
+  if (UnbundleOutput.getNumOccurrences() && UnbundleInputs.size() != 1)
+    return kpack::reportUsageError(
+        "kpack unbundle", "--output-dir requires exactly one input file");
   for (const std::string &File : UnbundleInputs) {
     SmallString<256> Dir(UnbundleOutput);
     if (Dir.empty()) {

@@ -1,6 +1,6 @@
 //===- Verify.cpp - kpack verify: check every entry of an archive ---------===//
 //
-// kpack verify ARCHIVE [--strict] [--json]
+// kpack verify ARCHIVE... [--strict] [--json]
 //
 // Every entry must decompress to its recorded size (the reader checks that)
 // and its arch must be listed in gfx_arches (upstream's loader matches that
@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 using namespace llvm;
@@ -31,9 +32,9 @@ using kpack::TargetId;
 static cl::SubCommand VerifyCmd("verify",
                                 "Check that every entry of a .kpack archive "
                                 "decompresses and matches its architecture");
-static cl::opt<std::string> VerifyArchive(cl::Positional, cl::Required,
-                                          cl::desc("<archive.kpack>"),
-                                          cl::sub(VerifyCmd));
+static cl::list<std::string> VerifyArchives(cl::Positional, cl::OneOrMore,
+                                            cl::desc("<archive.kpack>..."),
+                                            cl::sub(VerifyCmd));
 static cl::opt<bool> VerifyStrict(
     "strict", cl::desc("Treat entries that are not AMDGPU code objects as errors"),
     cl::sub(VerifyCmd));
@@ -83,15 +84,27 @@ const char *levelName(Finding::Level L) {
 
 } // namespace
 
-static Expected<bool> verifyArchive() {
-  Expected<std::unique_ptr<ArchiveReader>> ReaderOr = openArchive(VerifyArchive);
+namespace {
+/// One archive checked: all that can fail before printing.
+struct Verified {
+  std::string Path;
+  std::unique_ptr<ArchiveReader> Reader; ///< the findings' entries
+  std::vector<Finding> Findings;
+  unsigned Errors = 0;
+};
+} // namespace
+
+static Expected<Verified> verifyArchive(StringRef Path) {
+  Expected<std::unique_ptr<ArchiveReader>> ReaderOr = openArchive(Path);
   if (!ReaderOr)
     return ReaderOr.takeError();
-  const ArchiveReader &R = **ReaderOr;
+  Verified V{Path.str(), std::move(*ReaderOr), {}, 0};
+  const ArchiveReader &R = *V.Reader;
   // Entries are independent and the reader is thread-safe: check them on
   // all cores, report in TOC order.
   const std::vector<ArchiveReader::Entry> &Entries = R.entries();
-  std::vector<Finding> Findings(Entries.size());
+  std::vector<Finding> &Findings = V.Findings;
+  Findings.resize(Entries.size());
   std::atomic<size_t> Next{0};
   auto Work = [&] {
     for (size_t I; (I = Next.fetch_add(1)) < Entries.size();)
@@ -105,46 +118,89 @@ static Expected<bool> verifyArchive() {
   Work();
   for (std::thread &T : Pool)
     T.join();
-  unsigned Errors = 0;
   for (const Finding &F : Findings)
-    Errors += F.Severity == Finding::Error;
+    V.Errors += F.Severity == Finding::Error;
+  return V;
+}
 
-  if (VerifyJson) {
-    json::OStream J(outs(), 2);
-    J.object([&] {
-      J.attribute("archive", VerifyArchive);
-      J.attribute("ok", Errors == 0);
-      J.attribute("errors", Errors);
-      J.attributeArray("entries", [&] {
-        for (const Finding &F : Findings)
-          J.object([&] {
-            J.attribute("key", F.E->Key);
-            J.attribute("arch", F.E->Arch);
-            J.attribute("status", levelName(F.Severity));
-            if (!F.Target.empty())
-              J.attribute("target", F.Target);
-            J.attribute("message", F.Message);
-          });
-      });
+static void printJson(json::OStream &J, const Verified &V) {
+  J.object([&] {
+    J.attribute("archive", V.Path);
+    J.attribute("ok", V.Errors == 0);
+    J.attribute("errors", V.Errors);
+    J.attributeArray("entries", [&] {
+      for (const Finding &F : V.Findings)
+        J.object([&] {
+          J.attribute("key", F.E->Key);
+          J.attribute("arch", F.E->Arch);
+          J.attribute("status", levelName(F.Severity));
+          if (!F.Target.empty())
+            J.attribute("target", F.Target);
+          J.attribute("message", F.Message);
+        });
     });
+  });
+}
+
+static void printText(const Verified &V) {
+  for (const Finding &F : V.Findings) {
+    outs() << levelName(F.Severity) << ": " << F.E->Key << " " << F.E->Arch
+           << ": " << F.Message;
+    if (!F.Target.empty() && F.Severity == Finding::Ok)
+      outs() << " (" << F.Target << ", " << F.E->OriginalSize << " bytes)";
     outs() << "\n";
-  } else {
-    for (const Finding &F : Findings) {
-      outs() << levelName(F.Severity) << ": " << F.E->Key << " " << F.E->Arch
-             << ": " << F.Message;
-      if (!F.Target.empty() && F.Severity == Finding::Ok)
-        outs() << " (" << F.Target << ", " << F.E->OriginalSize << " bytes)";
-      outs() << "\n";
-    }
-    outs() << VerifyArchive << ": " << Findings.size() << " entries, "
-           << Errors << " error" << (Errors == 1 ? "" : "s") << "\n";
   }
-  return Errors == 0;
+  outs() << V.Path << ": " << V.Findings.size() << " entries, " << V.Errors
+         << " error" << (V.Errors == 1 ? "" : "s") << "\n";
 }
 
 int runVerify() {
-  Expected<bool> OkOr = verifyArchive();
-  if (!OkOr)
-    return reportError("kpack verify", OkOr.takeError());
-  return *OkOr ? 0 : 1;
+  // Several archives: each checked and reported in turn (JSON: an array of
+  // the one-archive objects; one that cannot be read is {"archive", "ok":
+  // false, "error"}). Exit status 1 if any archive has an error.
+  int Status = 0;
+  auto Check = [&](StringRef Path) -> std::optional<Verified> {
+    Expected<Verified> V = verifyArchive(Path);
+    if (!V) {
+      Status = reportError("kpack verify", V.takeError());
+      return std::nullopt;
+    }
+    if (V->Errors)
+      Status = 1;
+    return std::move(*V);
+  };
+  if (!VerifyJson) {
+    for (const std::string &Path : VerifyArchives)
+      if (std::optional<Verified> V = Check(Path))
+        printText(*V);
+    return Status;
+  }
+  if (VerifyArchives.size() == 1) {
+    if (std::optional<Verified> V = Check(VerifyArchives.front())) {
+      json::OStream J(outs(), 2);
+      printJson(J, *V);
+      outs() << "\n";
+    }
+    return Status;
+  }
+  json::OStream J(outs(), 2);
+  J.array([&] {
+    for (const std::string &Path : VerifyArchives) {
+      Expected<Verified> V = verifyArchive(Path);
+      if (V) {
+        Status |= V->Errors != 0;
+        printJson(J, *V);
+        continue;
+      }
+      std::string Message = toString(V.takeError());
+      Status = reportError("kpack verify", kpack::makeError(Message));
+      J.object([&] {
+        J.attribute("archive", Path);
+        J.attribute("ok", false);
+        J.attribute("error", Message);
+      });
+    }
+  });
+  outs() << "\n";
+  return Status;
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/ReadyObject.h"
+#include "kpack/ToolCommandLine.h"
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Object/ObjectFile.h"
@@ -15,7 +16,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -101,18 +101,25 @@ static Error dump() {
   return Error::success();
 }
 
+/// "kpack-ready <subcommand>" once llvm::cl has selected one.
+static std::string toolName() {
+  return RewriteCmd ? "kpack-ready rewrite"
+         : DumpCmd  ? "kpack-ready dump"
+                    : "kpack-ready";
+}
+
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(Category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Inspect and produce kpack-ready objects\n");
-  if (!RewriteCmd && !DumpCmd) {
-    cl::PrintHelpMessage();
-    return 1;
-  }
-  if (Error E = RewriteCmd ? rewrite() : dump()) {
-    WithColor::error(errs(), "kpack-ready") << toString(std::move(E)) << "\n";
-    return 1;
-  }
-  return 0;
+  cl::SetVersionPrinter(
+      [](raw_ostream &OS) { kpack::printToolVersion(OS, "kpack-ready"); });
+  kpack::addExitStatusHelp();
+  if (!kpack::parseToolCommandLine(
+          argc, argv, "Inspect and produce kpack-ready objects\n", toolName))
+    return kpack::ToolExitUsage;
+  if (!RewriteCmd && !DumpCmd)
+    return kpack::reportUsageError(toolName(), "no subcommand given");
+  if (Error E = RewriteCmd ? rewrite() : dump())
+    return kpack::reportToolError(toolName(), std::move(E));
+  return kpack::ToolExitOk;
 }

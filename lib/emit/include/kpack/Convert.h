@@ -50,14 +50,6 @@ enum class ConvertOutcome {
   NoDeviceCode,     ///< no .hip_fatbin / wrappers; nothing written
 };
 
-/// Exit statuses of `kpack convert` / `kpack-convert` (docs/convert.md).
-enum ConvertExitCode : int {
-  ConvertExitOk = 0,
-  ConvertExitError = 1,
-  ConvertExitAlreadyConverted = 2,
-  ConvertExitNoDeviceCode = 3,
-};
-
 struct ConvertedArchive {
   std::string Path;
   uint64_t Entries = 0;
