@@ -91,7 +91,8 @@ def dump(path, metadata_only):
                   *("%s=%s" % (k, v) for k, v in meta.items()))
 
 
-args = sys.argv[1:]
-metadata_only = bool(args) and args[0] == "--metadata"
-for p in args[metadata_only:]:
-    dump(p, metadata_only)
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    metadata_only = bool(args) and args[0] == "--metadata"
+    for p in args[metadata_only:]:
+        dump(p, metadata_only)

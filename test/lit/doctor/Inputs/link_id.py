@@ -2,7 +2,7 @@
 """Edits the link identity (docs/format-extensions.md, "Link identity") and
 the TOC of test inputs in place, independently of the project's code (a
 small msgpack reader and writer of its own: the tests have no msgpack
-module).
+module). The msgpack reader is test/inputs/kpack_toc.py's.
 
 usage: link_id.py binary FILE ID
          sets "link_id" in the kpack metadata at the start of an ELF
@@ -12,46 +12,13 @@ usage: link_id.py binary FILE ID
        link_id.py drop ARCHIVE KEY
          removes KEY (all its targets) from the TOC
 """
+import os
 import struct
 import sys
 
-
-class Reader:
-    def __init__(self, data, pos=0):
-        self.data, self.pos = data, pos
-
-    def take(self, n):
-        b = self.data[self.pos:self.pos + n]
-        if len(b) != n:
-            raise ValueError("truncated msgpack")
-        self.pos += n
-        return b
-
-    def uint(self, n):
-        return int.from_bytes(self.take(n), "big")
-
-    def value(self):
-        t = self.take(1)[0]
-        if t <= 0x7F:
-            return t
-        if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F)
-        if 0x90 <= t <= 0x9F:
-            return [self.value() for _ in range(t & 0x0F)]
-        if 0xA0 <= t <= 0xBF:
-            return self.take(t & 0x1F).decode()
-        if t in (0xCC, 0xCD, 0xCE, 0xCF):
-            return self.uint(1 << (t - 0xCC))
-        if t in (0xD9, 0xDA, 0xDB):
-            return self.take(self.uint(1 << (t - 0xD9))).decode()
-        if t in (0xDC, 0xDD):
-            return [self.value() for _ in range(self.uint(2 << (t - 0xDC)))]
-        if t in (0xDE, 0xDF):
-            return self.map(self.uint(2 << (t - 0xDE)))
-        raise ValueError("unsupported msgpack type 0x%02x" % t)
-
-    def map(self, n):
-        return {self.value(): self.value() for _ in range(n)}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "inputs"))
+from kpack_toc import Reader  # noqa: E402
 
 
 def pack(v):
