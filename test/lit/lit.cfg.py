@@ -163,6 +163,9 @@ config.substitutions.append(("%lit", config.kpack_programs["lit"][0]))
 if config.sanitized_tools:
     # The tools' reports fail the test (their exit status), leaks included.
     config.available_features.add("sanitized-tools")
+    # Scripts that link test programs take the libraries from here
+    # (test/lit/split/Inputs/build_tree.sh).
+    config.environment["KPACK_LIT_LIB_DIR"] = config.kpack_lib_dir
     config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 if config.sanitize:

@@ -6,15 +6,18 @@
 # usage: build_tree.sh CLANGXX INCLUDE_DIR KPACK_OBJ ARTIFACT TARGET...
 #   CLANGXX      clang++-22
 #   INCLUDE_DIR  test/inputs (hip_min.h)
-#   KPACK_OBJ    the build directory (lib/libhip_standin.so, ld.kpack)
+#   KPACK_OBJ    the build directory (lib/libhip_standin.so, ld.kpack); the
+#                programs link the stand-in of KPACK_LIT_LIB_DIR instead
+#                when lit sets it (kpack_plain_libs: the tools of a sanitizer
+#                build, the libraries of a plain one)
 #   ARTIFACT     the artifact directory to create
 set -e
 CXX=$1 INC=$2 OBJ=$(cd "$3" && pwd) ARTIFACT=$4
 shift 4
 SRC=$(cd "$(dirname "$0")" && pwd)
-LIB=$OBJ/lib
+LIB=${KPACK_LIT_LIB_DIR:-$OBJ/lib}
 LDKPACK=$OBJ/libexec/kpack/ld.lld
-KEY=$( (echo "$OBJ $*"; cat "$0" "$SRC"/*.hip "$SRC"/demo.h "$INC"/hip_min.h;
+KEY=$( (echo "$OBJ $LIB $*"; cat "$0" "$SRC"/*.hip "$SRC"/demo.h "$INC"/hip_min.h;
         stat -c '%s %Y' "$LDKPACK" "$LIB/libhip_standin.so" "$CXX") |
        sha256sum | cut -c1-16)
 CACHE=$OBJ/test/lit/split/tree-cache
