@@ -110,7 +110,7 @@ fi
 step "runtime under TSan"
 if build build-tsan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=thread; then
   # With the shim's lazy bundles (fork children start its threads anew).
-  (cd build-tsan && TSAN_OPTIONS=die_after_fork=0 ctest --output-on-failure -j2 --timeout 600 -R 'Concurren|Thread|Parallel|ShimLazyBundle|LoaderFork|LoaderFailureCache|SegmentCache') 2>&1 | tee "$LOGS/ctest-tsan.log"; count_ctest "$LOGS/ctest-tsan.log"
+  (cd build-tsan && TSAN_OPTIONS="die_after_fork=0 suppressions=$ROOT/test/tsan-suppressions.txt" ctest --output-on-failure -j2 --timeout 600 -R 'Concurren|Thread|Parallel|ShimLazyBundle|LoaderFork|LoaderFailureCache|SegmentCache') 2>&1 | tee "$LOGS/ctest-tsan.log"; count_ctest "$LOGS/ctest-tsan.log"
   step "shim end to end under TSan (lit test/lit/shim)"
   shim_lit build-tsan lit-shim-tsan.log
 fi
