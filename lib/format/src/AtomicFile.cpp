@@ -425,6 +425,10 @@ struct CommitJournal {
   std::atomic<int> Phase{1};
 };
 std::atomic<CommitJournal *> ActiveCommit{nullptr};
+/// One commit at a time in a process (the signal handler undoes the one in
+/// ActiveCommit): threads that commit at once wait for each other. A commit
+/// is a few renames.
+std::mutex CommitMutex;
 
 bool exists(const char *Path) {
   struct stat St;
@@ -556,6 +560,7 @@ void releaseSlot(int Slot) {
 } // namespace
 
 Status kpack::commitPathsTogether(const std::vector<StagedPath> &Paths) {
+  std::lock_guard<std::mutex> OneCommit(CommitMutex);
   if (Interrupted.load())
     return Status::error("interrupted");
   CommitJournal J;

@@ -80,6 +80,26 @@ TEST_F(AtomicFileTest, ReservedRangesAreWrittenFromThreads) {
 
 // An output naming a special file (/dev/null, a FIFO) is written into, not
 // renamed over: as root, a rename would replace /dev/null itself.
+// Commits are one at a time in a process (the signal handler undoes the
+// one in progress): threads that commit at once wait, none fails.
+TEST_F(AtomicFileTest, CommitsFromThreadsAtOnceAllLand) {
+  std::vector<std::thread> Threads;
+  std::vector<int> Failures(8, 0);
+  for (int T = 0; T < 8; ++T)
+    Threads.emplace_back([&, T] {
+      for (int R = 0; R < 20; ++R) {
+        std::string P = Dir + "/t" + std::to_string(T) + "_" + std::to_string(R);
+        AtomicFile F;
+        if (F.open(P) || F.write("x", 1) || F.commit())
+          ++Failures[T];
+      }
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Failures, std::vector<int>(8, 0));
+  EXPECT_EQ(countFiles(), 8 * 20); // under 256 (an exit status)
+}
+
 TEST_F(AtomicFileTest, SpecialDestinationIsWrittenIntoNotReplaced) {
   std::string P = Dir + "/fifo";
   ASSERT_EQ(::mkfifo(P.c_str(), 0600), 0);

@@ -70,7 +70,8 @@ protected:
       ASSERT_FALSE(W.addEntry("lib#" + std::to_string(I), "gfx942",
                               EntrySource::fromOwnedBytes(
                                   bytesOf(20000 + 1000 * I, I))));
-    ASSERT_FALSE(W.write(Path));
+    Status S = W.write(Path);
+    ASSERT_FALSE(S) << S.message();
   }
 
   std::shared_ptr<FrameCache> open(llvm::StringRef Policy = "") {
