@@ -2,16 +2,18 @@
 # The whole test suite, as CI runs it (.ci/run): installs what is missing,
 # builds with warnings as errors, runs the unit tests (ctest), builds the
 # runtime as rocm_kpack.dll with the stand-in amdhip64.dll (mingw-w64) and
-# runs its tests and HIP programs under wine64, then the lit suite (whose
-# test/lit/windows runs converted programs on those DLLs), then the runtime
-# and format core again under ASan+UBSan (with the fuzzers for a bounded
-# time) and TSan, each followed by the shim's lit tests against that build's
-# shim and stand-in (tools from build/), and built with GCC 12. Ends with
-# one line "total: N passed, N failed, N skipped" that counts every step: a
-# build that fails and a test step whose log has no summary count as
-# failures; tests ctest reports as not run (GTEST_SKIP) and lit's
-# Unsupported/Skipped tests count as skipped, never as passed
-# (docs/testing.md).
+# runs its tests and HIP programs under wine64, then builds everything
+# again under ASan+UBSan and runs the unit tests, the fuzzers for a bounded
+# time and the whole lit suite with the instrumented tools (whose
+# test/lit/windows runs converted programs on the DLLs), then the lit tests
+# the instrumented run leaves out (the long ones) with the plain tools, the
+# runtime and format core under TSan, each sanitizer build followed by the
+# shim's lit tests against that build's shim and stand-in, and the runtime
+# and format core built with GCC 12. Ends with one line "total: N passed, N
+# failed, N skipped" that counts every step: a build that fails and a test
+# step whose log has no summary count as failures; tests ctest reports as
+# not run (GTEST_SKIP) and lit's Unsupported/Skipped tests count as
+# skipped, never as passed (docs/testing.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -61,9 +63,8 @@ step "build (clang-22, RelWithDebInfo, -Werror)"
 if build build; then
   main_built=1
   step "unit tests"
-  # The fuzzers (label fuzz) are instrumented in every build and run in
-  # build-asan's ctest below, not twice.
-  (cd build && ctest --output-on-failure -j2 --timeout 300 -LE fuzz) 2>&1 | tee "$LOGS/ctest.log"; count_ctest "$LOGS/ctest.log"
+  # (The fuzzers build and run in build-asan only.)
+  (cd build && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$LOGS/ctest.log"; count_ctest "$LOGS/ctest.log"
 fi
 
 # The runtime as rocm_kpack.dll (mingw-w64), its unit tests under wine64
@@ -80,35 +81,54 @@ else
   passed=$((passed + wp)); failed=$((failed + wf)); skipped=$((skipped + ws))
 fi
 
-if [ "$main_built" = 1 ]; then
-  step "lit suite"
-  /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 build/test/lit 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
-fi
-
 # Everything under ASan+UBSan, the tools included: every path a user runs
 # (kpack, ld.kpack, hipcc, kpack-ready, kpack-offload-wrapper) runs
 # instrumented in the lit suite (docs/testing.md).
+# Line tables only in the sanitizer builds: their reports name functions,
+# files and lines; full debug info cost a tenth of their compile time.
+san_debug=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG"
+           -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG")
+asan_lit=0
 step "everything under ASan+UBSan (tools, runtime, format core, fuzzers)"
-if build build-asan -DKPACK_BUILD_TOOLS=ON -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON; then
+if build build-asan -DKPACK_BUILD_TOOLS=ON -DKPACK_SANITIZE=address,undefined -DKPACK_BUILD_FUZZERS=ON "${san_debug[@]}"; then
   (cd build-asan && ctest --output-on-failure -j2 --timeout 600) 2>&1 | tee "$LOGS/ctest-asan.log"; count_ctest "$LOGS/ctest-asan.log"
   step "shim end to end under ASan+UBSan (lit test/lit/shim)"
   shim_lit build-asan lit-shim-asan.log
   if [ "$main_built" = 1 ]; then
-    # The tools of build-asan, the libraries the test programs load from
-    # build/ (lit.cfg.py, kpack_plain_libs), the Windows DLLs of step 2.
-    # Without the `long` tests (librocsparse throughput, 185 s of the plain
-    # run's 1693 test-seconds, several times that instrumented): they ran
-    # in step 3, and their code paths run here on small inputs
-    # (docs/testing.md, "Time").
+    # The whole lit suite with the tools of build-asan, the libraries the
+    # test programs load from build/ (lit.cfg.py, kpack_plain_libs), the
+    # Windows DLLs of step 2. Without the `long` tests (librocsparse
+    # throughput, several times slower instrumented): the next step runs
+    # them with build/'s tools, and their code paths run here on small
+    # inputs (docs/testing.md, "Time").
     step "lit suite with the tools under ASan+UBSan"
     /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 \
       --param kpack_plain_libs="$ROOT/build" --param kpack_windows_build="$ROOT/build-windows" \
       build-asan/test/lit 2>&1 | tee "$LOGS/lit-asan.log"; count_lit "$LOGS/lit-asan.log"
+    asan_lit=1
   fi
 fi
 
+# The lit suite with build/'s tools: the tests the instrumented run above
+# leaves out, the `long` ones (`REQUIRES: long`) and those that cannot run
+# with instrumented tools (`UNSUPPORTED: ... sanitized-tools`); every test
+# when build-asan did not build. The rest ran here too before: a fifth of
+# the whole command's time for code the instrumented run tests already
+# (docs/testing.md, "Time").
+if [ "$main_built" = 1 ]; then
+  if [ "$asan_lit" = 1 ]; then
+    step "lit suite with build/'s tools: the long tests and those instrumented tools cannot run"
+    mapfile -t plain_tests < <(grep -rlE '^(# *)?(REQUIRES:.*\blong\b|UNSUPPORTED:.*\bsanitized-tools\b)' \
+      --include='*.test' test/lit | sed 's|^test/lit/|build/test/lit/|' | sort)
+  else
+    step "lit suite with build/'s tools"
+    plain_tests=(build/test/lit)
+  fi
+  /usr/lib/llvm-22/bin/lit -sv -j2 --timeout 900 --param kpack_long=1 "${plain_tests[@]}" 2>&1 | tee "$LOGS/lit.log"; count_lit "$LOGS/lit.log"
+fi
+
 step "runtime under TSan"
-if build build-tsan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=thread; then
+if build build-tsan -DKPACK_BUILD_TOOLS=OFF -DKPACK_SANITIZE=thread "${san_debug[@]}"; then
   # With the shim's lazy bundles (fork children start its threads anew).
   (cd build-tsan && TSAN_OPTIONS="die_after_fork=0 suppressions=$ROOT/test/tsan-suppressions.txt" ctest --output-on-failure -j2 --timeout 600 -R 'Concurren|Thread|Parallel|ShimLazyBundle|LoaderFork|LoaderFailureCache|SegmentCache') 2>&1 | tee "$LOGS/ctest-tsan.log"; count_ctest "$LOGS/ctest-tsan.log"
   step "shim end to end under TSan (lit test/lit/shim)"
