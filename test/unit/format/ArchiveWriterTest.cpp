@@ -26,29 +26,10 @@ using namespace kpack::test;
 namespace {
 
 std::vector<uint8_t> pattern(size_t Size, unsigned Seed) {
-  // Compressible but entry-specific bytes.
-  std::vector<uint8_t> B(Size);
-  uint32_t X = Seed * 2654435761u + 1;
-  for (size_t I = 0; I < Size; ++I) {
-    if (I % 64 == 0)
-      X = X * 1664525u + 1013904223u;
-    B[I] = static_cast<uint8_t>((X >> 24) + (I % 7));
-  }
-  return B;
+  return patternBytes(Size, Seed);
 }
 
-class ArchiveWriterTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    Dir = makeTempDir();
-    ASSERT_FALSE(Dir.empty());
-  }
-  void TearDown() override {
-    std::string Cmd = "rm -rf '" + Dir + "'";
-    (void)std::system(Cmd.c_str());
-  }
-  std::string Dir;
-};
+using ArchiveWriterTest = TempDirTest;
 
 // Fills a writer with one entry of each source kind.
 void addMixed(ArchiveWriter &W, const std::string &Dir,

@@ -17,15 +17,12 @@ using namespace kpack::test;
 
 namespace {
 
-class AtomicFileTest : public ::testing::Test {
+class AtomicFileTest : public TempDirTest {
 protected:
-  void SetUp() override { Dir = makeTempDir(); }
-  void TearDown() override { (void)std::system(("rm -rf '" + Dir + "'").c_str()); }
   int countFiles() {
     std::string Cmd = "exit $(ls -A '" + Dir + "' | wc -l)";
     return WEXITSTATUS(std::system(Cmd.c_str()));
   }
-  std::string Dir;
 };
 
 TEST_F(AtomicFileTest, CommitReplacesAndPatches) {

@@ -20,17 +20,6 @@ using namespace kpack::test;
 
 namespace {
 
-std::vector<uint8_t> bytesOf(size_t Size, unsigned Seed) {
-  std::vector<uint8_t> B(Size);
-  uint32_t X = Seed * 2654435761u + 1;
-  for (size_t I = 0; I < Size; ++I) {
-    if (I % 32 == 0)
-      X = X * 1664525u + 1013904223u;
-    B[I] = static_cast<uint8_t>((X >> 24) + (I % 5));
-  }
-  return B;
-}
-
 /// The entry files of a cache directory ("llvmcache-kpack-*").
 std::vector<std::string> entries(const std::string &Dir) {
   std::vector<std::string> Out;
@@ -42,16 +31,11 @@ std::vector<std::string> entries(const std::string &Dir) {
   return Out;
 }
 
-class FrameCacheTest : public ::testing::Test {
+class FrameCacheTest : public TempDirTest {
 protected:
   void SetUp() override {
-    Dir = makeTempDir();
-    ASSERT_FALSE(Dir.empty());
+    TempDirTest::SetUp();
     CacheDir = Dir + "/cache";
-  }
-  void TearDown() override {
-    std::string Cmd = "rm -rf '" + Dir + "'";
-    (void)std::system(Cmd.c_str());
   }
 
   /// Writes an archive of Count entries (the same ones every time) to Path
@@ -69,7 +53,7 @@ protected:
     for (unsigned I = 0; I < 6; ++I)
       ASSERT_FALSE(W.addEntry("lib#" + std::to_string(I), "gfx942",
                               EntrySource::fromOwnedBytes(
-                                  bytesOf(20000 + 1000 * I, I))));
+                                  patternBytes(20000 + 1000 * I, I))));
     Status S = W.write(Path);
     ASSERT_FALSE(S) << S.message();
   }
@@ -81,7 +65,7 @@ protected:
     return C;
   }
 
-  std::string Dir, CacheDir;
+  std::string CacheDir;
 };
 
 TEST_F(FrameCacheTest, MissThenHitSameArchive) {
@@ -109,7 +93,7 @@ TEST_F(FrameCacheTest, SettingsAreInTheKey) {
   EXPECT_EQ(entries(CacheDir).size(), 12u);
   writeArchive(Dir + "/plain5.kpack", nullptr, 2, 5);
   EXPECT_EQ(readFile(Dir + "/l5.kpack"), readFile(Dir + "/plain5.kpack"));
-  std::vector<uint8_t> B = bytesOf(100, 1);
+  std::vector<uint8_t> B = patternBytes(100, 1);
   EXPECT_NE(FrameCache::keyOf(B.data(), B.size(), "a"),
             FrameCache::keyOf(B.data(), B.size(), "b"));
   EXPECT_EQ(FrameCache::hex(FrameCache::keyOf(B.data(), B.size(), "a")).size(),

@@ -159,3 +159,19 @@ std::string kpack::test::decodeArchive(const std::string &Path,
   }
   return "";
 }
+
+std::vector<uint8_t> kpack::test::patternBytes(size_t Size, unsigned Seed) {
+  std::vector<uint8_t> B(Size);
+  uint32_t X = Seed * 2654435761u + 1;
+  for (size_t I = 0; I < Size; ++I) {
+    if (I % 64 == 0)
+      X = X * 1664525u + 1013904223u;
+    B[I] = static_cast<uint8_t>((X >> 24) + (I % 7));
+  }
+  return B;
+}
+
+void kpack::test::TempDirTest::TearDown() {
+  std::string Cmd = "rm -rf '" + Dir + "'";
+  (void)std::system(Cmd.c_str());
+}

@@ -8,6 +8,8 @@
 #ifndef KPACK_TEST_TESTARCHIVE_H
 #define KPACK_TEST_TESTARCHIVE_H
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -37,6 +39,19 @@ std::vector<uint8_t> readFile(const std::string &Path);
 void writeFile(const std::string &Path, const std::vector<uint8_t> &Bytes);
 /// A fresh temporary directory (removed by the caller if it cares).
 std::string makeTempDir();
+/// Compressible bytes, different for every seed.
+std::vector<uint8_t> patternBytes(size_t Size, unsigned Seed);
+
+/// A test with a fresh temporary directory, Dir, removed after the test.
+class TempDirTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Dir = makeTempDir();
+    ASSERT_FALSE(Dir.empty());
+  }
+  void TearDown() override;
+  std::string Dir;
+};
 
 } // namespace kpack::test
 
