@@ -749,6 +749,8 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   Layout.GroupName = Group;
   Layout.Compression = Opts.Compression;
   Layout.Threads = Opts.Threads;
+  // Each library and its entries carry their link identity.
+  Layout.LinkIdentity = true;
   ArchiveSet Archives(std::move(Layout));
   for (size_t B = 0; B < Bins.size(); ++B) {
     const std::string &Key = Items[BinItem[B]].Rel;
@@ -760,11 +762,21 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
   }
   // bundle key -> (target ID -> archive file)
   std::map<std::string, std::map<std::string, std::string>> ArchivesOf;
+  std::map<std::string, std::string> LinkIds; // key name -> its link_id
   if (!Archives.empty()) {
-    Expected<std::vector<WrittenArchive>> Written = Archives.write();
+    // Committed into the scratch directory, which the device wheels take
+    // them from.
+    Expected<ArchiveSet::Prepared> Written = Archives.prepare();
     if (!Written)
       return Written.takeError();
-    for (const WrittenArchive &A : *Written) {
+    std::vector<AtomicFile *> Files;
+    for (std::unique_ptr<AtomicFile> &F : Written->Files)
+      Files.push_back(F.get());
+    if (Status S = commitTogether(Files))
+      return makeError(S.message());
+    Written->Dirs->keep();
+    LinkIds = std::move(Written->LinkIds);
+    for (const WrittenArchive &A : Written->Archives) {
       ArchivesOf[*bundleKeyFor(A.TargetId)][A.TargetId] = A.Path;
       Log("archive " + A.TargetId + ": " + A.Path);
     }
@@ -812,8 +824,10 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
       continue;
     if (It.Binary >= 0) {
       const FatHostBinary &Bin = Bins[It.Binary];
-      Expected<std::vector<uint8_t>> Meta =
-          encodeMetadata(It.Rel, {searchPathFor(It.Rel, Group)});
+      auto Id = LinkIds.find(It.Rel); // none: no entry written for it
+      Expected<std::vector<uint8_t>> Meta = encodeMetadata(
+          It.Rel, {searchPathFor(It.Rel, Group)},
+          Id == LinkIds.end() ? "" : StringRef(Id->second));
       if (!Meta)
         return Meta.takeError();
       Expected<std::vector<uint8_t>> Image = Bin.rewrite(*Meta);
