@@ -5,8 +5,9 @@
 // offsets. The rewrite lays the object out again: every section keeps its
 // number and header fields, `.hip_fatbin`'s bytes are replaced by the key
 // records (so the section shrinks from the device code to 256 bytes per
-// bundle), a payload section is appended, and the symbol and string tables
-// are copied with the few fields that referred to bundle offsets moved.
+// bundle, with the guard's relocations), a payload section is appended, and
+// the symbol and string tables are copied with the few fields that referred
+// to bundle offsets moved and the guard symbol appended.
 // llvm/ObjCopy's COFF writer cannot move symbol values or implicit addends
 // (which on COFF live in the section bytes, not in the relocation), so the
 // layout is written here; LLVM's COFFObjectFile validates the input first
@@ -52,6 +53,8 @@ constexpr size_t SecSizeOfRawData = 16, SecPointerToRawData = 20,
 constexpr size_t SymValue = 8, SymSectionNumber = 12, SymType = 14,
                  SymStorageClass = 16, SymNumberOfAux = 17;
 constexpr size_t AuxLength = 0, AuxCheckSum = 8;
+// ... and in a relocation.
+constexpr size_t RelocSymbolIndex = 4, RelocType = 8;
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V); }
 
@@ -149,6 +152,13 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   }
   if (!Fat)
     return makeError("no " + FatbinSectionName + " section");
+  for (const SymbolRef &Sym : Obj.symbols()) {
+    Expected<StringRef> Name = Sym.getName();
+    if (!Name)
+      return Name.takeError();
+    if (*Name == GuardSymbolName)
+      return makeError("already has a symbol named " + GuardSymbolName);
+  }
   const uint8_t *FatHdr = Header(*Fat);
   const uint32_t FatFlags = endian::read32le(FatHdr + SecCharacteristics);
   if (endian::read16le(FatHdr + SecNumberOfRelocations) != 0)
@@ -230,13 +240,42 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
       }
     }
   }
-  const uint32_t PayloadNameOff = Strings.size();
-  // Copied first: under ASan, clang folds begin() and end() of the constexpr
-  // literal to two different copies of it, which is not a range.
-  const std::string PayloadName = PayloadSectionName.str();
-  Strings.insert(Strings.end(), PayloadName.begin(), PayloadName.end());
-  Strings.push_back(0);
+  auto AddString = [&](StringRef Literal) {
+    const uint32_t At = Strings.size();
+    // Copied first: under ASan, clang folds begin() and end() of a constexpr
+    // literal to two different copies of it, which is not a range.
+    const std::string Copy = Literal.str();
+    Strings.insert(Strings.end(), Copy.begin(), Copy.end());
+    Strings.push_back(0);
+    return At;
+  };
+  const uint32_t PayloadNameOff = AddString(PayloadSectionName);
+  const uint32_t GuardNameOff = AddString(GuardSymbolName);
   endian::write32le(Strings.data(), static_cast<uint32_t>(Strings.size()));
+
+  // The guard (KpackReady.h): an external undefined symbol, appended so
+  // that no symbol index changes, and one IMAGE_REL_AMD64_REL32 against it
+  // at GuardFieldOffset of every key slot, its implicit addend 4 (the
+  // distance from the end of the field to its start) as LLVM writes it for
+  // the IR emitter's objects.
+  const uint32_t GuardIndex = NumSymbols;
+  {
+    uint8_t S[SymbolSize] = {}; // short name 0: the name is in the strings
+    endian::write32le(S + 4, GuardNameOff);
+    S[SymStorageClass] = COFF::IMAGE_SYM_CLASS_EXTERNAL;
+    Symbols.insert(Symbols.end(), S, S + SymbolSize);
+  }
+  if (Ranges.size() >= 0xffff)
+    return makeError("too many bundles in " + FatbinSectionName);
+  std::vector<uint8_t> GuardRelocs(Ranges.size() * RelocSize);
+  for (size_t I = 0; I < Ranges.size(); ++I) {
+    const uint64_t Field = I * KeySlotSize + GuardFieldOffset;
+    endian::write32le(Keys.data() + Field, 4);
+    uint8_t *R = GuardRelocs.data() + I * RelocSize;
+    endian::write32le(R, static_cast<uint32_t>(Field));
+    endian::write32le(R + RelocSymbolIndex, GuardIndex);
+    endian::write16le(R + RelocType, COFF::IMAGE_REL_AMD64_REL32);
+  }
 
   // Per section: its bytes (implicit addends moved) and relocations.
   struct Piece {
@@ -251,6 +290,7 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
     if (I == *Fat) {
       P.Raw = Keys;
       P.HasRaw = true;
+      P.Relocs = GuardRelocs;
       continue;
     }
     if (endian::read16le(H + SecNumberOfLinenumbers) != 0)
@@ -281,7 +321,7 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
     P.Relocs.assign(Base + RelOff, Base + RelOff + NRel * RelocSize);
     for (uint64_t R = 0; R < NRel; ++R) {
       const uint8_t *E = P.Relocs.data() + R * RelocSize;
-      const uint32_t Sym = endian::read32le(E + 4);
+      const uint32_t Sym = endian::read32le(E + RelocSymbolIndex);
       auto It = OldValue.find(Sym);
       if (It == OldValue.end())
         continue;
@@ -289,7 +329,7 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
           P.Relocs.size() / RelocSize == endian::read32le(E))
         continue; // the count entry of an overflowed table
       const uint32_t At = endian::read32le(E);
-      const uint16_t Type = endian::read16le(E + 8);
+      const uint16_t Type = endian::read16le(E + RelocType);
       const unsigned Size = addendSize(Type);
       if (Size == 0)
         return makeError("relocation of type " + hex(Type) + " in section " +
@@ -347,6 +387,8 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
     endian::write32le(H + SecPointerToLinenumbers, 0);
     if (I == *Fat) {
       std::memcpy(H, CoffKeySectionName.data(), COFF::NameSize);
+      endian::write16le(H + SecNumberOfRelocations,
+                        static_cast<uint16_t>(P.Relocs.size() / RelocSize));
       endian::write32le(H + SecCharacteristics,
                         COFF::IMAGE_SCN_CNT_INITIALIZED_DATA |
                             COFF::IMAGE_SCN_MEM_READ |
@@ -381,6 +423,7 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   std::memcpy(O, Base, FileHeaderSize);
   endian::write16le(O + 2, static_cast<uint16_t>(NewNumSections));
   endian::write32le(O + 8, static_cast<uint32_t>(NewSymTabOff));
+  endian::write32le(O + 12, static_cast<uint32_t>(Symbols.size() / SymbolSize));
   std::memcpy(O + FileHeaderSize, Headers.data(), Headers.size());
   for (const auto &[At, B] : Blobs)
     if (!B->empty())

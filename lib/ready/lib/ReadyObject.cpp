@@ -2,9 +2,12 @@
 //
 // The rewrite is two steps: llvm/ObjCopy renames `.hip_fatbin` to
 // `.rocm_kpack_ref`, replaces its contents with the key records and adds the
-// payload section; then, because ObjCopy cannot move symbols or relocation
-// addends, the fields that referred to bundle i are patched in place (they
-// are fixed-size, so the layout ObjCopy wrote does not change).
+// payload section, the guard's symbol and its relocation section (as
+// stand-ins: an absolute symbol, a plain section); then, because ObjCopy
+// cannot move symbols or relocation addends nor add an undefined symbol or
+// relocations, the fields that referred to bundle i and the stand-ins' fields
+// are patched in place (they are fixed-size, so the layout ObjCopy wrote does
+// not change).
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,6 +173,120 @@ static Error patchReferences(MutableArrayRef<char> Buf,
   return Error::success();
 }
 
+// ... and in Elf64_Shdr, Elf64_Sym and Elf64_Rela, for the guard.
+static constexpr size_t ShdrTypeOffset = 4, ShdrFlagsOffset = 8,
+                        ShdrOffsetOffset = 24, ShdrLinkOffset = 40,
+                        ShdrInfoOffset = 44, ShdrAlignOffset = 48,
+                        ShdrEntSizeOffset = 56;
+static constexpr size_t SymShndxOffset = 6;
+static constexpr size_t RelaInfoOffset = 8;
+/// ELFT::Rela is a packed struct; ELF64 aligns its entries to 8.
+static constexpr uint64_t RelaAlign = sizeof(ELFT::Addr);
+
+/// The relocation section of the key section, as the IR emitter's objects
+/// name it.
+static std::string guardRelaSectionName() {
+  return (".rela" + KeySectionName).str();
+}
+
+/// The guard (KpackReady.h): one R_X86_64_PC32 at GuardFieldOffset of every
+/// key slot against the undefined hidden GuardSymbolName. ObjCopy can add
+/// neither an undefined symbol nor a relocation section (nor align a section
+/// it adds), so this asks it for stand-ins: an absolute hidden global of the
+/// name and an empty section of the relocation section's name; patchGuard
+/// turns them into what they stand for. \p RelaName must outlive the ObjCopy
+/// run.
+static void requestGuard(objcopy::CommonConfig &Common, StringRef RelaName) {
+  objcopy::NewSymbolInfo Guard;
+  Guard.SymbolName = GuardSymbolName;
+  Guard.Flags = {objcopy::SymbolFlag::Global, objcopy::SymbolFlag::Hidden};
+  Common.SymbolsToAdd.push_back(std::move(Guard));
+  Common.AddSection.emplace_back(
+      RelaName, MemoryBuffer::getMemBuffer(StringRef(), RelaName,
+                                           /*RequiresNullTerminator=*/false));
+}
+
+namespace {
+/// The guard's relocation section, to be laid out by the caller.
+struct GuardRelocations {
+  size_t HeaderIndex = 0;
+  std::vector<uint8_t> Bytes;
+};
+} // namespace
+
+/// Makes requestGuard's stand-ins in the ObjCopy output \p Buf what they
+/// stand for, in place: the symbol undefined, the section an SHT_RELA
+/// (SHF_INFO_LINK, align 8) of the key section linked to the symbol table.
+/// Returns the relocations, one per slot of the key section, for the caller
+/// to place (the section's sh_offset and sh_size are left to it).
+static Expected<GuardRelocations> patchGuard(MutableArrayRef<char> Buf,
+                                             StringRef RelaName) {
+  using namespace support::endian;
+  Expected<ELFFile<ELFT>> File =
+      ELFFile<ELFT>::create(StringRef(Buf.data(), Buf.size()));
+  if (!File)
+    return File.takeError();
+  auto Sections = File->sections();
+  if (!Sections)
+    return Sections.takeError();
+  const ELFT::Shdr *Key = nullptr, *Rela = nullptr, *SymTab = nullptr;
+  for (const ELFT::Shdr &Sec : *Sections) {
+    Expected<StringRef> Name = File->getSectionName(Sec);
+    if (!Name)
+      return Name.takeError();
+    if (*Name == KeySectionName)
+      Key = &Sec;
+    else if (*Name == RelaName)
+      Rela = &Sec;
+    if (Sec.sh_type == ELF::SHT_SYMTAB)
+      SymTab = &Sec;
+  }
+  if (!Key || !Rela || !SymTab || Rela->sh_size != 0)
+    return makeError("internal error: the rewritten object lacks the guard's "
+                     "sections");
+  auto Syms = File->symbols(SymTab);
+  if (!Syms)
+    return Syms.takeError();
+  auto Strings = File->getStringTableForSymtab(*SymTab);
+  if (!Strings)
+    return Strings.takeError();
+  std::optional<uint32_t> GuardIndex;
+  for (const ELFT::Sym &S : *Syms) {
+    Expected<StringRef> Name = S.getName(*Strings);
+    if (!Name)
+      return Name.takeError();
+    if (*Name == GuardSymbolName && S.st_shndx == ELF::SHN_ABS)
+      GuardIndex = &S - Syms->begin();
+  }
+  if (!GuardIndex)
+    return makeError("internal error: the rewritten object lacks " +
+                     GuardSymbolName);
+  write16le(Buf.data() + SymTab->sh_offset + *GuardIndex * sizeof(ELFT::Sym) +
+                SymShndxOffset,
+            ELF::SHN_UNDEF);
+
+  GuardRelocations Out;
+  Out.HeaderIndex = Rela - Sections->begin();
+  char *Hdr = Buf.data() + File->getHeader().e_shoff +
+              Out.HeaderIndex * sizeof(ELFT::Shdr);
+  write32le(Hdr + ShdrTypeOffset, ELF::SHT_RELA);
+  write64le(Hdr + ShdrFlagsOffset, ELF::SHF_INFO_LINK);
+  write32le(Hdr + ShdrLinkOffset, SymTab - Sections->begin());
+  write32le(Hdr + ShdrInfoOffset, Key - Sections->begin());
+  write64le(Hdr + ShdrAlignOffset, RelaAlign);
+  write64le(Hdr + ShdrEntSizeOffset, sizeof(ELFT::Rela));
+
+  const uint64_t NumSlots = Key->sh_size / KeySlotSize;
+  Out.Bytes.assign(NumSlots * sizeof(ELFT::Rela), 0);
+  for (uint64_t I = 0; I < NumSlots; ++I) {
+    uint8_t *R = Out.Bytes.data() + I * sizeof(ELFT::Rela);
+    write64le(R, I * KeySlotSize + GuardFieldOffset);
+    write64le(R + RelaInfoOffset,
+              uint64_t(*GuardIndex) << 32 | ELF::R_X86_64_PC32);
+  }
+  return Out;
+}
+
 static std::unique_ptr<MemoryBuffer> toBuffer(const std::vector<uint8_t> &B,
                                               StringRef Name) {
   return MemoryBuffer::getMemBufferCopy(
@@ -295,6 +412,13 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
   }
   if (!Fatbin)
     return makeError("no " + FatbinSectionName + " section");
+  for (const SymbolRef &Sym : Obj->symbols()) {
+    Expected<StringRef> Name = Sym.getName();
+    if (!Name)
+      return Name.takeError();
+    if (*Name == GuardSymbolName)
+      return makeError("already has a symbol named " + GuardSymbolName);
+  }
   Expected<StringRef> Contents = Fatbin->getContents();
   if (!Contents)
     return Contents.takeError();
@@ -325,7 +449,8 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
 
   // The host part: everything but the payload section's contents, which
   // ObjCopy adds last, right before the section header table (checked
-  // below). The payload is streamed into that gap.
+  // below). The payload is streamed into that gap, the guard's relocations
+  // (whose section ObjCopy adds empty) after it.
   objcopy::ConfigManager Config;
   objcopy::CommonConfig &Common = Config.Common;
   Common.InputFilename = In.getBufferIdentifier();
@@ -340,6 +465,9 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
   Common.UpdateSection.emplace_back(FatbinSectionName,
                                     toBuffer(Keys, KeySectionName));
   Common.SetSectionAlignment[FatbinSectionName] = RecordAlign;
+  // Added before the payload section, which must be the last one laid out.
+  const std::string GuardRela = guardRelaSectionName();
+  requestGuard(Common, GuardRela);
   Common.AddSection.emplace_back(
       PayloadSectionName,
       MemoryBuffer::getMemBuffer(StringRef(), PayloadSectionName,
@@ -358,6 +486,10 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
   if (Error E = patchReferences(MutableArrayRef<char>(Head.data(), Head.size()),
                                 *Ranges))
     return E;
+  Expected<GuardRelocations> Guard =
+      patchGuard(MutableArrayRef<char>(Head.data(), Head.size()), GuardRela);
+  if (!Guard)
+    return Guard.takeError();
 
   // Where the (empty) payload section and the section header table are.
   Expected<ELFFile<ELFT>> File =
@@ -392,12 +524,18 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
   if (!LaidOutLast)
     return makeError("internal error: ObjCopy did not lay out " +
                      PayloadSectionName + " last");
-  const uint64_t NewShOff = alignTo(Gap + PayloadSize, sizeof(ELFT::Addr));
+  // The guard's relocations follow the payload records.
+  const uint64_t RelaOff = alignTo(Gap + PayloadSize, RelaAlign);
+  const uint64_t RelaEnd = RelaOff + Guard->Bytes.size();
+  const uint64_t NewShOff = alignTo(RelaEnd, sizeof(ELFT::Addr));
   {
     using namespace support::endian;
     const size_t ShdrAt = ShOff + *PayloadIndex * sizeof(ELFT::Shdr);
     write64le(Head.data() + ShdrAt + ShdrSizeOffset,
               PayloadSize);
+    const size_t RelaAt = ShOff + Guard->HeaderIndex * sizeof(ELFT::Shdr);
+    write64le(Head.data() + RelaAt + ShdrOffsetOffset, RelaOff);
+    write64le(Head.data() + RelaAt + ShdrSizeOffset, Guard->Bytes.size());
     write64le(Head.data() + EhdrShOffOffset, NewShOff);
   }
 
@@ -431,7 +569,10 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
     OS.write_zeros(Record - PayloadHeaderSize - Size);
     Pos += Record;
   }
-  OS.write_zeros(NewShOff - Pos);
+  OS.write_zeros(RelaOff - Pos);
+  OS.write(reinterpret_cast<const char *>(Guard->Bytes.data()),
+           Guard->Bytes.size());
+  OS.write_zeros(NewShOff - RelaEnd);
   OS.write(Head.data() + ShOff, Head.size() - ShOff);
   return Error::success();
 }

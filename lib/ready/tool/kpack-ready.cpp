@@ -1,12 +1,15 @@
 //===- kpack-ready.cpp - Inspect and produce kpack-ready objects -----------===//
 //
 //   kpack-ready rewrite <fat.o> -o <ready.o>   what ld.kpack does to fat inputs
+//                                              (x86-64 ELF or COFF)
 //   kpack-ready dump <obj|bitcode>             records and wrapper references
 //
-// A thin driver over kpack/ReadyObject.h for developers and the lit tests.
+// A thin driver over kpack/ReadyObject.h and kpack/ReadyCoffObject.h for
+// developers and the lit tests.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kpack/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 #include "kpack/ToolCommandLine.h"
 
@@ -50,7 +53,10 @@ static Error rewrite() {
   if (!In)
     return In.takeError();
   SmallVector<char, 0> Out;
-  if (Error E = kpack::ready::rewriteFatObject((*In)->getMemBufferRef(), Out))
+  MemoryBufferRef Buf = (*In)->getMemBufferRef();
+  if (Error E = kpack::ready::isCoffObjectBytes(Buf.getBuffer())
+                    ? kpack::ready::rewriteFatCoffObject(Buf, Out)
+                    : kpack::ready::rewriteFatObject(Buf, Out))
     return createFileError(RewriteInput, std::move(E));
   return writeToOutput(RewriteOutput, [&](raw_ostream &OS) {
     OS.write(Out.data(), Out.size());

@@ -193,6 +193,26 @@ TEST(ReadyCoffObject, RewritesBundlesSymbolsAndAddends) {
   ASSERT_NE(Aux, nullptr);
   EXPECT_EQ(Aux->Length, 2 * KeySlotSize);
 
+  // The guard: an external undefined symbol appended to the symbol table
+  // (no index moves), and a REL32 against it at GuardFieldOffset of every
+  // slot, addend 4 in place.
+  const uint32_t NumSymbols = (*Obj)->getNumberOfSymbols();
+  auto Guard = (*Obj)->getSymbol(NumSymbols - 1);
+  ASSERT_TRUE(static_cast<bool>(Guard));
+  EXPECT_EQ(cantFail((*Obj)->getSymbolName(*Guard)), GuardSymbolName);
+  EXPECT_TRUE(Guard->isUndefined());
+  EXPECT_TRUE(Guard->isExternal());
+  ArrayRef<coff_relocation> KeyRelocs = (*Obj)->getRelocations(Key);
+  ASSERT_EQ(KeyRelocs.size(), 2u);
+  for (size_t I = 0; I < KeyRelocs.size(); ++I) {
+    EXPECT_EQ(KeyRelocs[I].VirtualAddress, I * KeySlotSize + GuardFieldOffset);
+    EXPECT_EQ(KeyRelocs[I].SymbolTableIndex, NumSymbols - 1);
+    EXPECT_EQ(KeyRelocs[I].Type, COFF::IMAGE_REL_AMD64_REL32);
+    EXPECT_EQ(endian::read32le(Keys.data() + I * KeySlotSize +
+                               GuardFieldOffset),
+              4u);
+  }
+
   // Deterministic.
   SmallVector<char, 0> Again;
   ASSERT_FALSE(static_cast<bool>(

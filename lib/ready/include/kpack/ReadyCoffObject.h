@@ -27,7 +27,10 @@ bool isCoffObjectBytes(llvm::StringRef Bytes);
 ///   * `.hip_fatbin` is split into its bundles (one per 4096-aligned offset,
 ///     as clang lays them out);
 ///   * the section keeps its number and becomes `.kpackrf` (read-only
-///     initialized data, align 8) holding one 256-byte key record per bundle;
+///     initialized data, align 8) holding one 256-byte key record per bundle,
+///     each with an IMAGE_REL_AMD64_REL32 at GuardFieldOffset against the
+///     external undefined GuardSymbolName (KpackReady.h), appended to the
+///     symbol table;
 ///   * a new last section `.rocm_kpack_payload` (IMAGE_SCN_LNK_REMOVE, so
 ///     every link drops it) holds one payload record per bundle;
 ///   * symbols defined in the old section move from bundle i to slot i, and
@@ -35,7 +38,8 @@ bool isCoffObjectBytes(llvm::StringRef Bytes);
 ///     of the wrapper's `binary`, and the 32-bit kinds) are moved to match;
 ///     the section symbol's auxiliary length follows.
 /// Every other section keeps its header fields, bytes and relocations;
-/// symbols and the string table are copied (one string added). The output
+/// symbols and the string table are copied (the guard symbol and two strings
+/// added). The output
 /// is deterministic; \p In is not modified. An object without `.hip_fatbin`,
 /// a bigobj object, a relocation against a bundle of a kind whose addend
 /// cannot be moved, or malformed tables are errors that do not name the

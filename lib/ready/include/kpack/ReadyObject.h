@@ -36,7 +36,10 @@ bool hasFatbinSection(const llvm::object::ObjectFile &Obj);
 ///     section (SHF_EXCLUDE);
 ///   * `.hip_fatbin` is renamed `.rocm_kpack_ref`, made SHF_ALLOC read-only
 ///     and filled with one key record per bundle; relocation addends and
-///     symbol values/sizes that referred to bundle i are moved to slot i.
+///     symbol values/sizes that referred to bundle i are moved to slot i;
+///   * every key record gets its guard reference (KpackReady.h): an
+///     R_X86_64_PC32 at GuardFieldOffset, in a new `.rela.rocm_kpack_ref`,
+///     against GuardSymbolName, added as an undefined STV_HIDDEN global.
 /// An object without `.hip_fatbin` is an error (callers check first). The
 /// output is deterministic; \p In is not modified. Error messages do not name
 /// the input; callers add that context (e.g. with createFileError).
