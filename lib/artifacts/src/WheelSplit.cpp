@@ -769,12 +769,8 @@ Expected<WheelSplitResult> kpack::splitWheel(StringRef FatArg,
     Expected<ArchiveSet::Prepared> Written = Archives.prepare();
     if (!Written)
       return Written.takeError();
-    std::vector<AtomicFile *> Files;
-    for (std::unique_ptr<AtomicFile> &F : Written->Files)
-      Files.push_back(F.get());
-    if (Status S = commitTogether(Files))
-      return makeError(S.message());
-    Written->Dirs->keep();
+    if (Error E = Written->commit())
+      return std::move(E);
     LinkIds = std::move(Written->LinkIds);
     for (const WrittenArchive &A : Written->Archives) {
       ArchivesOf[*bundleKeyFor(A.TargetId)][A.TargetId] = A.Path;

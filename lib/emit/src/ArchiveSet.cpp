@@ -150,13 +150,19 @@ Expected<std::vector<WrittenArchive>> ArchiveSet::write() {
   Expected<Prepared> Done = prepare();
   if (!Done)
     return Done.takeError();
-  std::vector<AtomicFile *> Files;
-  for (std::unique_ptr<AtomicFile> &F : Done->Files)
-    Files.push_back(F.get());
-  if (Status S = commitTogether(Files))
-    return makeError(S.message());
-  Done->Dirs->keep();
+  if (Error E = Done->commit())
+    return std::move(E);
   return std::move(Done->Archives);
+}
+
+Error ArchiveSet::Prepared::commit() {
+  std::vector<AtomicFile *> Ptrs;
+  for (std::unique_ptr<AtomicFile> &F : Files)
+    Ptrs.push_back(F.get());
+  if (Status S = commitTogether(Ptrs))
+    return makeError(S.message());
+  Dirs->keep();
+  return Error::success();
 }
 
 Expected<ArchiveSet::Prepared> ArchiveSet::prepare() {

@@ -19,6 +19,7 @@
 #include "kpack/BundleCodec.h"
 #include "kpack/KpackReady.h"
 #include "kpack/LLVMError.h"
+#include "kpack/ReadyObject.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/COFF.h"
@@ -152,13 +153,8 @@ Error rewriteFatCoffObject(MemoryBufferRef In, SmallVectorImpl<char> &Out) {
   }
   if (!Fat)
     return makeError("no " + FatbinSectionName + " section");
-  for (const SymbolRef &Sym : Obj.symbols()) {
-    Expected<StringRef> Name = Sym.getName();
-    if (!Name)
-      return Name.takeError();
-    if (*Name == GuardSymbolName)
-      return makeError("already has a symbol named " + GuardSymbolName);
-  }
+  if (Error E = checkGuardSymbolFree(Obj))
+    return E;
   const uint8_t *FatHdr = Header(*Fat);
   const uint32_t FatFlags = endian::read32le(FatHdr + SecCharacteristics);
   if (endian::read16le(FatHdr + SecNumberOfRelocations) != 0)

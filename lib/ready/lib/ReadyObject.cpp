@@ -45,6 +45,17 @@ bool hasFatbinSection(const ObjectFile &Obj) {
   return false;
 }
 
+Error checkGuardSymbolFree(const ObjectFile &Obj) {
+  for (const SymbolRef &Sym : Obj.symbols()) {
+    Expected<StringRef> Name = Sym.getName();
+    if (!Name)
+      return Name.takeError();
+    if (*Name == GuardSymbolName)
+      return makeError("already has a symbol named " + GuardSymbolName);
+  }
+  return Error::success();
+}
+
 namespace {
 /// One bundle's byte range within `.hip_fatbin`.
 struct BundleRange {
@@ -412,13 +423,8 @@ Error rewriteFatObject(MemoryBufferRef In, raw_ostream &OS,
   }
   if (!Fatbin)
     return makeError("no " + FatbinSectionName + " section");
-  for (const SymbolRef &Sym : Obj->symbols()) {
-    Expected<StringRef> Name = Sym.getName();
-    if (!Name)
-      return Name.takeError();
-    if (*Name == GuardSymbolName)
-      return makeError("already has a symbol named " + GuardSymbolName);
-  }
+  if (Error E = checkGuardSymbolFree(*Obj))
+    return E;
   Expected<StringRef> Contents = Fatbin->getContents();
   if (!Contents)
     return Contents.takeError();

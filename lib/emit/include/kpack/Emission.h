@@ -176,6 +176,8 @@ public:
     std::vector<std::unique_ptr<AtomicFile>> Files; ///< as Archives
     /// With ArchiveLayout::LinkIdentity: kernel name -> its link_id.
     std::map<std::string, std::string> LinkIds;
+    /// Commits the archives alone (what write() does after prepare()).
+    llvm::Error commit();
   };
   llvm::Expected<Prepared> prepare();
 

@@ -29,6 +29,10 @@ namespace ready {
 /// True if \p Obj has a non-empty `.hip_fatbin` section.
 bool hasFatbinSection(const llvm::object::ObjectFile &Obj);
 
+/// An error if \p Obj (ELF or COFF) already has a symbol named
+/// GuardSymbolName (KpackReady.h), which the fat-object rewriters add.
+llvm::Error checkGuardSymbolFree(const llvm::object::ObjectFile &Obj);
+
 /// Rewrites the relocatable x86-64 ELF object \p In into \p Out:
 ///   * `.hip_fatbin` is split into its bundles (one per 4096-aligned offset
 ///     a relocation or symbol refers to, or the whole section);
