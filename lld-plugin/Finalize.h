@@ -53,9 +53,6 @@ llvm::Expected<EmitPlan> planEmission(const KpackOptions &Opts,
 llvm::Expected<std::vector<uint8_t>>
 encodePlanMetadata(const EmitPlan &Plan, llvm::StringRef LinkId);
 
-/// Per-target archive file name for --kpack-dir (shared with kpack convert).
-using kpack::perTargetArchiveName;
-
 /// Reads the image lld wrote to LinkedPath, finalizes it, and commits the
 /// archives and OutputPath (with LinkedPath's mode) together; then removes
 /// the per-target archives the previous link of OutputPath wrote that this

@@ -69,10 +69,6 @@ struct ZipReader::Archive {
   }
 };
 
-StringRef kpack::zipMethodName(ZipMethod M) {
-  return M == ZipMethod::Stored ? "stored" : "deflate";
-}
-
 uint32_t ZipEntry::unixMode() const {
   if (HostSystem != ZIP_OPSYS_UNIX)
     return 0;

@@ -1,6 +1,7 @@
 //===- EmitPlanTest.cpp - ld.kpack names and search paths -----------------===//
 
 #include "Finalize.h"
+#include "kpack/ArchivePaths.h"
 
 #include "gtest/gtest.h"
 
@@ -34,7 +35,7 @@ TEST(EmitPlan, PerTargetPattern) {
   EXPECT_EQ(P.KernelName, "blas");
   EXPECT_EQ(P.SearchPaths,
             (std::vector<std::string>{".kpack/blas_@GFXARCH@.kpack"}));
-  EXPECT_EQ(perTargetArchiveName("blas", "gfx942:sramecc+:xnack-"),
+  EXPECT_EQ(kpack::perTargetArchiveName("blas", "gfx942:sramecc+:xnack-"),
             "blas_gfx942:sramecc+:xnack-.kpack");
 }
 

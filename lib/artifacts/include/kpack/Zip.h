@@ -39,9 +39,6 @@ namespace kpack {
 
 enum class ZipMethod : uint16_t { Stored = 0, Deflated = 8 };
 
-/// "stored" or "deflate".
-llvm::StringRef zipMethodName(ZipMethod M);
-
 /// One entry of a zip's central directory, validated.
 struct ZipEntry {
   std::string Name; ///< '/'-separated; directories end in '/'

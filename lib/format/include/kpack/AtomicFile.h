@@ -93,21 +93,6 @@ public:
 private:
   friend Status commitTogether(const std::vector<AtomicFile *> &Files);
 
-/// A staged output (a file or a directory tree) and its destination, on
-/// the same file system.
-struct StagedPath {
-  std::string Staged, Destination;
-};
-
-/// Renames every staged path over its destination, in order, as one: each
-/// destination that exists is kept under a backup name beside its staged
-/// path (a hard link when a file replaces a file, else moved aside) until
-/// all renames are done. If a step fails, or SIGINT, SIGTERM or SIGHUP
-/// arrives before all are done, the renames done are undone (each output
-/// back to its staged path) and the replaced destinations restored, so that
-/// either all destinations change or none does. On failure the staged paths
-/// stay where they were, for their owner to remove. One commit at a time.
-Status commitPathsTogether(const std::vector<StagedPath> &Paths);
   Status flush();
 
   std::string Path;
