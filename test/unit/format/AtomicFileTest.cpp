@@ -2,7 +2,7 @@
 
 #include "kpack/AtomicFile.h"
 
-#include "TestArchive.h"
+#include "TestFiles.h"
 
 #include <gtest/gtest.h>
 

@@ -5,10 +5,7 @@
 #include <msgpack.hpp>
 #include <zstd.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 using namespace kpack::test;
 
@@ -33,27 +30,6 @@ const msgpack::object *field(const msgpack::object &Map, const char *Name) {
 }
 
 } // namespace
-
-std::vector<uint8_t> kpack::test::readFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(In), {});
-}
-
-void kpack::test::writeFile(const std::string &Path,
-                            const std::vector<uint8_t> &Bytes) {
-  std::ofstream Out(Path, std::ios::binary);
-  Out.write(reinterpret_cast<const char *>(Bytes.data()), Bytes.size());
-}
-
-std::string kpack::test::makeTempDir() {
-  const char *Base = std::getenv("TMPDIR");
-  std::string Template = std::string(Base ? Base : "/tmp") + "/kpackfmt.XXXXXX";
-  std::vector<char> Buf(Template.begin(), Template.end());
-  Buf.push_back('\0');
-  if (!mkdtemp(Buf.data()))
-    return "";
-  return Buf.data();
-}
 
 std::string kpack::test::decodeArchive(const std::string &Path,
                                        DecodedArchive &Out) {
@@ -169,9 +145,4 @@ std::vector<uint8_t> kpack::test::patternBytes(size_t Size, unsigned Seed) {
     B[I] = static_cast<uint8_t>((X >> 24) + (I % 7));
   }
   return B;
-}
-
-void kpack::test::TempDirTest::TearDown() {
-  std::string Cmd = "rm -rf '" + Dir + "'";
-  (void)std::system(Cmd.c_str());
 }

@@ -8,7 +8,7 @@
 #ifndef KPACK_TEST_TESTARCHIVE_H
 #define KPACK_TEST_TESTARCHIVE_H
 
-#include <gtest/gtest.h>
+#include "TestFiles.h"
 
 #include <cstdint>
 #include <map>
@@ -35,23 +35,8 @@ struct DecodedArchive {
 
 /// Reads a whole archive file; returns "" or an error message.
 std::string decodeArchive(const std::string &Path, DecodedArchive &Out);
-std::vector<uint8_t> readFile(const std::string &Path);
-void writeFile(const std::string &Path, const std::vector<uint8_t> &Bytes);
-/// A fresh temporary directory (removed by the caller if it cares).
-std::string makeTempDir();
 /// Compressible bytes, different for every seed.
 std::vector<uint8_t> patternBytes(size_t Size, unsigned Seed);
-
-/// A test with a fresh temporary directory, Dir, removed after the test.
-class TempDirTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    Dir = makeTempDir();
-    ASSERT_FALSE(Dir.empty());
-  }
-  void TearDown() override;
-  std::string Dir;
-};
 
 } // namespace kpack::test
 
