@@ -3,8 +3,8 @@
 
 1. Every `#include "..."` of a project header in a folder's sources must name
    a header of the folder itself or of a folder the table allows.
-2. The no-LLVM folders include no LLVM, clang or lld header; lib/format
-   includes only LLVM's Support library (llvm/Support, llvm/ADT).
+2. The no-LLVM folders include no LLVM, clang or lld header; lib/support and
+   lib/format include only LLVM's Support library (llvm/Support, llvm/ADT).
 3. The shared libraries that CLR, stock HIP runtimes and the tests load
    (librocm_kpack.so, librocm_kpack_hip.so, libhip_standin.so) need no LLVM
    library (NEEDED entries of `readelf -d`).
@@ -25,8 +25,8 @@ ALLOWED = {
     "runtime": {"core"},
     "shim": {"runtime", "core"},
     "test/hip-standin": {"runtime", "core"},
-    "lib/format": {"core"},
     "lib/support": {"core"},
+    "lib/format": {"lib/support", "core"},
     "lib/elf": {"lib/support", "lib/format", "core"},
     "lib/ready": {"lib/support", "lib/format", "core"},
     "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},
@@ -38,15 +38,15 @@ ALLOWED = {
 }
 NO_LLVM = ["core", "runtime", "shim", "test/hip-standin"]
 # Folders that may use LLVM's Support library (and ADT) but nothing else.
-LLVM_SUPPORT_ONLY = ["lib/format"]
+LLVM_SUPPORT_ONLY = ["lib/support", "lib/format"]
 LLVM_SUPPORT_RE = re.compile(r"^llvm/(Support|ADT)/")
 # Include roots: a header below one of these belongs to the folder.
 INCLUDE_ROOTS = {
     "core/include": "core",
     "runtime/include": "runtime",
     "runtime/internal": "runtime",
-    "lib/format/include": "lib/format",
     "lib/support/include": "lib/support",
+    "lib/format/include": "lib/format",
     "lib/elf/include": "lib/elf",
     "lib/ready/include": "lib/ready",
     "lib/emit/include": "lib/emit",
