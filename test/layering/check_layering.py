@@ -27,14 +27,14 @@ ALLOWED = {
     "test/hip-standin": {"runtime", "core"},
     "lib/support": {"core"},
     "lib/format": {"lib/support", "core"},
-    "lib/elf": {"lib/support", "lib/format", "core"},
+    "lib/host": {"lib/support", "lib/format", "core"},
     "lib/ready": {"lib/support", "lib/format", "core"},
     "offload-wrapper": {"lib/ready", "lib/support", "lib/format", "core"},
     "clang-plugin": {"offload-wrapper", "lib/ready", "lib/support", "lib/format", "core"},
-    "lib/emit": {"lib/elf", "lib/support", "lib/format", "runtime", "core"},
-    "lib/artifacts": {"lib/emit", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
-    "lld-plugin": {"lib/emit", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
-    "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/elf", "lib/support", "lib/format", "runtime", "core"},
+    "lib/emit": {"lib/host", "lib/support", "lib/format", "runtime", "core"},
+    "lib/artifacts": {"lib/emit", "lib/host", "lib/support", "lib/format", "runtime", "core"},
+    "lld-plugin": {"lib/emit", "lib/ready", "lib/host", "lib/support", "lib/format", "runtime", "core"},
+    "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/host", "lib/support", "lib/format", "runtime", "core"},
 }
 NO_LLVM = ["core", "runtime", "shim", "test/hip-standin"]
 # Folders that may use LLVM's Support library (and ADT) but nothing else.
@@ -47,7 +47,7 @@ INCLUDE_ROOTS = {
     "runtime/internal": "runtime",
     "lib/support/include": "lib/support",
     "lib/format/include": "lib/format",
-    "lib/elf/include": "lib/elf",
+    "lib/host/include": "lib/host",
     "lib/ready/include": "lib/ready",
     "lib/emit/include": "lib/emit",
     "lib/artifacts/include": "lib/artifacts",

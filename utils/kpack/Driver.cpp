@@ -2,7 +2,7 @@
 //
 // kpack <subcommand> [options]: inspect, pack, list, extract and verify
 // device code archives and host binaries. The work is done by the libraries
-// (lib/format, lib/elf, the runtime's reader); the subcommands are thin.
+// (lib/format, lib/host, the runtime's reader); the subcommands are thin.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- PeImage.h - The headers of a PE32+ image, bounds-checked -*- C++ -*-===//
 //
-// Internal to kpack_elf (CoffHostBinary.cpp, CoffRewrite.cpp): plain copies
+// Internal to kpack_host (CoffHostBinary.cpp, CoffRewrite.cpp): plain copies
 // of a PE image's headers, read with every range checked, and the base
 // relocations, read without trusting any block size. LLVM's COFFObjectFile
 // reads the names and validates the rest; this is what the rewrite writes.
