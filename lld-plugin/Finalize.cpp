@@ -5,7 +5,7 @@
 #include "kpack/ArchivePaths.h"
 #include "kpack/AtomicFile.h"
 #include "kpack/BundleCodec.h"
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/Emission.h"
 #include "kpack/FrameCache.h"
 #include "kpack/HostBinary.h"

@@ -8,7 +8,7 @@
 #include "MetadataRoom.h"
 
 #include "kpack/AtomicFile.h"
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/Convert.h"
 #include "kpack/KpackReady.h"
 

@@ -2,7 +2,7 @@
 
 #include "kpack/Emission.h"
 
-#include "kpack/ElfRewrite.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
 

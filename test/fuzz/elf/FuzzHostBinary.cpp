@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/CodeObjectCheck.h"
-#include "kpack/ElfRewrite.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 

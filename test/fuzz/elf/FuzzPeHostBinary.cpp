@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 

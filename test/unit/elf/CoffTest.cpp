@@ -1,4 +1,4 @@
-//===- CoffTest.cpp - kpack/Coff.h on hand-made PE images -----------------===//
+//===- CoffTest.cpp - kpack/COFF/CoffHostBinary.h on hand-made PE images -===//
 //
 // Real images (mingw, lld-link, both offload drivers) are covered by
 // test/lit/windows; these check the reader's errors on malformed headers
@@ -6,8 +6,8 @@
 // host-image tests the tools pick binaries with (hostImageFormat,
 // hostImageHoldsDeviceCode).
 
-#include "kpack/Coff.h"
-#include "kpack/ElfRewrite.h"
+#include "kpack/COFF/CoffHostBinary.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/HostBinary.h"
 
 #include "llvm/BinaryFormat/COFF.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/ElfRewrite.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/HostBinary.h"
 #include "kpack/Metadata.h"
 

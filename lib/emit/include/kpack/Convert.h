@@ -5,14 +5,14 @@
 // binary whose wrappers are HIPK, plus .kpack archives holding its code
 // objects. It is the emission library's phases (kpack/Emission.h) in order:
 // FatHostBinary, ArchiveSet, FatHostBinary::rewrite; the ELF rewrite itself
-// is lib/host's (kpack/ElfRewrite.h, docs/convert.md). The rewritten binary is
+// is lib/host's (kpack/HostRewrite.h, docs/convert.md). The rewritten binary is
 // verified and every code object checked before anything is committed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KPACK_CONVERT_H
 #define KPACK_CONVERT_H
 
-#include "kpack/ElfRewrite.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/Emission.h"
 
 #include "llvm/Support/Error.h"

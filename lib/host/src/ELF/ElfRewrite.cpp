@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/ElfRewrite.h"
-#include "kpack/Coff.h"
+#include "kpack/HostRewrite.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/HostBinary.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"

@@ -3,13 +3,13 @@
 // analyzeHostBinary for Windows: PE32+ x86-64 images through LLVM's
 // COFFObjectFile (validation, names) and PeImage.h (bounds-checked headers,
 // base relocations), COFF objects through COFFObjectFile and their
-// relocation tables (read here with bounds checks). See kpack/Coff.h.
+// relocation tables (read here with bounds checks). See kpack/COFF/CoffHostBinary.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PeImage.h"
 
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
 #include "kpack/Wrapper.h"

@@ -2,9 +2,9 @@
 
 #include "kpack/HostBinary.h"
 
-#include "PeImage.h"
+#include "COFF/PeImage.h"
 
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/LLVMError.h"
 
 #include "llvm/ADT/StringExtras.h"

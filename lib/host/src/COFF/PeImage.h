@@ -80,7 +80,7 @@ bool isImageHead(llvm::ArrayRef<uint8_t> Head);
 /// hostImageHoldsDeviceCode's PE case (headers and section table only).
 llvm::Expected<bool> holdsDeviceCode(llvm::ArrayRef<uint8_t> File);
 
-/// Everything checkPeImage promises (kpack/Coff.h).
+/// Everything checkPeImage promises (kpack/COFF/CoffHostBinary.h).
 llvm::Error checkLayout(const Image &I);
 
 struct BaseReloc {

@@ -1,4 +1,4 @@
-//===- kpack/ElfRewrite.h - Fat host binary -> host-only image --*- C++ -*-===//
+//===- kpack/HostRewrite.h - Fat host binary -> host-only image -*- C++ -*-===//
 //
 // The ELF layer of the converter: rewrites a linked x86-64 fat host binary
 // (executable or shared library) into a host-only image whose wrappers are
@@ -9,8 +9,8 @@
 // (kpack/Convert.h, kpack/Emission.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_ELFREWRITE_H
-#define KPACK_ELFREWRITE_H
+#ifndef KPACK_HOSTREWRITE_H
+#define KPACK_HOSTREWRITE_H
 
 #include "kpack/HostBinary.h"
 
@@ -26,7 +26,7 @@ namespace kpack {
 /// Rewrites Image so that its .hip_fatbin range holds Metadata and leaves the
 /// file, and every wrapper is HIPK with reserved1 = the index of the bundle
 /// its pointer targeted. Verifies the result. A PE image (Host.Format ==
-/// HostFormat::Coff) goes to rewriteCoffHostBinary (kpack/Coff.h), and so
+/// HostFormat::Coff) goes to rewriteCoffHostBinary (kpack/COFF/CoffHostBinary.h), and so
 /// does its verification.
 llvm::Expected<std::vector<uint8_t>>
 rewriteHostBinary(llvm::MemoryBufferRef Image,

@@ -1,4 +1,4 @@
-//===- kpack/Coff.h - HIP device code in Windows PE/COFF files --*- C++ -*-===//
+//===- kpack/COFF/CoffHostBinary.h - HIP device code in PE/COFF -*- C++ -*-===//
 //
 // The PE/COFF side of the host-binary layer (FORMAT.md §3.4, docs/windows.md).
 // analyzeHostBinary() and rewriteHostBinary() dispatch here on the file's
@@ -10,8 +10,8 @@
 // preferred base, fixed up by an IMAGE_REL_BASED_DIR64 base relocation.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_COFF_H
-#define KPACK_COFF_H
+#ifndef KPACK_COFF_COFFHOSTBINARY_H
+#define KPACK_COFF_COFFHOSTBINARY_H
 
 #include "kpack/HostBinary.h"
 

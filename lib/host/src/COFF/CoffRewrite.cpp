@@ -25,7 +25,7 @@
 
 #include "PeImage.h"
 
-#include "kpack/Coff.h"
+#include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/LLVMError.h"
 #include "kpack/Quote.h"
 #include "kpack/WrapperPatcher.h"
