@@ -5,7 +5,7 @@
 #include "Finalize.h"
 #include "GuardLibrary.h"
 #include "LinkInputs.h"
-#include "MetadataRoom.h"
+#include "kpack/MetadataRoom.h"
 
 #include "kpack/AtomicFile.h"
 #include "kpack/COFF/CoffHostBinary.h"

@@ -3,7 +3,7 @@
 #include "LinkInputs.h"
 
 #include "kpack/ReadyEmitter.h"
-#include "kpack/ReadyCoffObject.h"
+#include "kpack/COFF/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 #include "kpack/Quote.h"
 

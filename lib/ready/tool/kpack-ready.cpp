@@ -4,12 +4,12 @@
 //                                              (x86-64 ELF or COFF)
 //   kpack-ready dump <obj|bitcode>             records and wrapper references
 //
-// A thin driver over kpack/ReadyObject.h and kpack/ReadyCoffObject.h for
+// A thin driver over kpack/ReadyObject.h and kpack/COFF/ReadyCoffObject.h for
 // developers and the lit tests.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/ReadyCoffObject.h"
+#include "kpack/COFF/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 #include "kpack/ToolCommandLine.h"
 

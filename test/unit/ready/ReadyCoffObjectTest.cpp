@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/KpackReady.h"
-#include "kpack/ReadyCoffObject.h"
+#include "kpack/COFF/ReadyCoffObject.h"
 #include "kpack/ReadyObject.h"
 
 #include "llvm/BinaryFormat/COFF.h"

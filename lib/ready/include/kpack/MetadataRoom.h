@@ -1,4 +1,4 @@
-//===- MetadataRoom.h - Extra room for the HIPK metadata ---------*- C++ -*-===//
+//===- kpack/MetadataRoom.h - Extra room for the HIPK metadata --*- C++ -*-===//
 //
 // Finalize writes the metadata over the linked `.rocm_kpack_ref`, which holds
 // at least one 256-byte key slot when any wrapper is live. Metadata longer
@@ -8,8 +8,8 @@
 // section at its end (docs/kpack-ready.md, "Room for the metadata").
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_LLD_METADATAROOM_H
-#define KPACK_LLD_METADATAROOM_H
+#ifndef KPACK_METADATAROOM_H
+#define KPACK_METADATAROOM_H
 
 #include <cstdint>
 #include <vector>

@@ -1,6 +1,6 @@
 //===- MetadataRoom.cpp - Extra room for the HIPK metadata ----------------===//
 
-#include "MetadataRoom.h"
+#include "kpack/MetadataRoom.h"
 
 #include "kpack/KpackReady.h"
 

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kpack/ReadyCoffObject.h"
+#include "kpack/COFF/ReadyCoffObject.h"
 #include "kpack/BundleCodec.h"
 #include "kpack/KpackReady.h"
 #include "kpack/LLVMError.h"

@@ -1,4 +1,4 @@
-//===- kpack/ReadyCoffObject.h - Kpack-ready COFF objects ------*- C++ -*-===//
+//===- kpack/COFF/ReadyCoffObject.h - Kpack-ready COFF objects --*- C++ -*-===//
 //
 // The COFF side of the kpack-ready convention (docs/kpack-ready.md, "COFF
 // objects"): a fat x86-64 COFF object (what clang compiles HIP to for
@@ -8,8 +8,8 @@
 // ld.kpack uses it for fat COFF inputs (objects and archive members).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_READYCOFFOBJECT_H
-#define KPACK_READYCOFFOBJECT_H
+#ifndef KPACK_COFF_READYCOFFOBJECT_H
+#define KPACK_COFF_READYCOFFOBJECT_H
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -50,4 +50,4 @@ llvm::Error rewriteFatCoffObject(llvm::MemoryBufferRef In,
 } // namespace ready
 } // namespace kpack
 
-#endif // KPACK_READYCOFFOBJECT_H
+#endif // KPACK_COFF_READYCOFFOBJECT_H
