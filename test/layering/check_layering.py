@@ -34,7 +34,8 @@ ALLOWED = {
     "lib/emit": {"lib/host", "lib/support", "lib/format", "runtime", "core"},
     "lib/artifacts": {"lib/emit", "lib/host", "lib/support", "lib/format", "runtime", "core"},
     "lld-plugin": {"lib/emit", "lib/ready", "lib/host", "lib/support", "lib/format", "runtime", "core"},
-    "utils": {"lib/emit", "lib/artifacts", "lib/ready", "lib/host", "lib/support", "lib/format", "runtime", "core"},
+    "lib/wheel": {"lib/artifacts", "lib/emit", "lib/host", "lib/support", "lib/format", "runtime", "core"},
+    "utils": {"lib/wheel", "lib/emit", "lib/artifacts", "lib/ready", "lib/host", "lib/support", "lib/format", "runtime", "core"},
 }
 NO_LLVM = ["core", "runtime", "shim", "test/hip-standin"]
 # Folders that may use LLVM's Support library (and ADT) but nothing else.
@@ -51,6 +52,7 @@ INCLUDE_ROOTS = {
     "lib/ready/include": "lib/ready",
     "lib/emit/include": "lib/emit",
     "lib/artifacts/include": "lib/artifacts",
+    "lib/wheel/include": "lib/wheel",
     "offload-wrapper/include": "offload-wrapper",
 }
 NO_LLVM_LIBS = ["librocm_kpack.so", "librocm_kpack_hip.so", "libhip_standin.so"]
