@@ -10,7 +10,7 @@
 #ifndef KPACK_LLD_FINALIZE_H
 #define KPACK_LLD_FINALIZE_H
 
-#include "LinkInputs.h"
+#include "InputRewriter.h"
 #include "LinkOptions.h"
 
 #include "kpack/ArchivePaths.h"

@@ -14,7 +14,7 @@
 #ifndef KPACK_LLD_GUARDLIBRARY_H
 #define KPACK_LLD_GUARDLIBRARY_H
 
-#include "LinkInputs.h"
+#include "InputRewriter.h"
 
 #include "llvm/Support/Error.h"
 

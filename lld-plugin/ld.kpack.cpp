@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Finalize.h"
-#include "KpackLink.h"
+#include "Driver.h"
 #include "LinkOptions.h"
 
 #include "kpack/Emission.h"

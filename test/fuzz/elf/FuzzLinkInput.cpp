@@ -2,14 +2,14 @@
 //
 // Input: the bytes of one link input (relocatable object, archive, bitcode).
 // Runs what ld.kpack runs on each input before linking (lld-plugin
-// LinkInputs.cpp over lib/ready: fat objects rewritten kpack-ready, payload
+// InputRewriter.cpp over lib/ready: fat objects rewritten kpack-ready, payload
 // records collected), then what its finalize step runs on each collected
 // bundle: decoding and the archive-entry check. Any crash, sanitizer report
 // or leak is a bug.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinkInputs.h"
+#include "InputRewriter.h"
 
 #include "kpack/BundleCodec.h"
 #include "kpack/CodeObjectCheck.h"

@@ -1,4 +1,4 @@
-//===- LinkInputs.h - Make every link input kpack-ready ----------*- C++ -*-===//
+//===- InputRewriter.h - Make every link input kpack-ready ------*- C++ -*-===//
 //
 // lld reads inputs by path and has no hook for object contents, so before the
 // link every input that still carries `.hip_fatbin` (a relocatable object, an
@@ -9,8 +9,8 @@
 // records of every input are collected on the way.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_LLD_LINKINPUTS_H
-#define KPACK_LLD_LINKINPUTS_H
+#ifndef KPACK_LLD_INPUTREWRITER_H
+#define KPACK_LLD_INPUTREWRITER_H
 
 #include "LinkOptions.h"
 

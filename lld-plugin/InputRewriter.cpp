@@ -1,6 +1,6 @@
-//===- LinkInputs.cpp - Make every link input kpack-ready -----------------===//
+//===- InputRewriter.cpp - Make every link input kpack-ready --------------===//
 
-#include "LinkInputs.h"
+#include "InputRewriter.h"
 
 #include "kpack/ReadyEmitter.h"
 #include "kpack/COFF/ReadyCoffObject.h"

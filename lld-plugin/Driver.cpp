@@ -1,10 +1,10 @@
-//===- KpackLink.cpp - The ld.kpack link flow -----------------------------===//
+//===- Driver.cpp - The ld.kpack link flow --------------------------------===//
 
-#include "KpackLink.h"
+#include "Driver.h"
 
 #include "Finalize.h"
 #include "GuardLibrary.h"
-#include "LinkInputs.h"
+#include "InputRewriter.h"
 #include "kpack/MetadataRoom.h"
 
 #include "kpack/AtomicFile.h"
@@ -143,7 +143,7 @@ void addLldLinkSideOutputs(const LinkerArgs &Linker,
 
 /// A PE link (lld's MinGW driver, or lld-link): as an ELF link, every input
 /// is made kpack-ready first (fat COFF objects and archive members rewritten,
-/// LinkInputs.h), so lld never lays out device code: the image has `.kpackrf`
+/// InputRewriter.h), so lld never lays out device code: the image has `.kpackrf`
 /// (the key records) and no `.hip_fat`, and finalize turns the wrappers into
 /// HIPK and the key records into the metadata (Finalize.h). An image that
 /// still has `.hip_fat` (device code from an input ld.kpack did not see) and

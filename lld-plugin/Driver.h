@@ -1,10 +1,10 @@
-//===- KpackLink.h - The ld.kpack link flow ----------------------*- C++ -*-===//
+//===- Driver.h - The ld.kpack link flow ------------------------*- C++ -*-===//
 //
 // rewrite fat inputs -> collect payloads -> lld -> finalize (FORMAT.md §4).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KPACK_LLD_KPACKLINK_H
-#define KPACK_LLD_KPACKLINK_H
+#ifndef KPACK_LLD_DRIVER_H
+#define KPACK_LLD_DRIVER_H
 
 #include "LinkOptions.h"
 
