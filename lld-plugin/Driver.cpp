@@ -5,12 +5,12 @@
 #include "Finalize.h"
 #include "GuardLibrary.h"
 #include "InputRewriter.h"
-#include "kpack/MetadataRoom.h"
 
 #include "kpack/AtomicFile.h"
 #include "kpack/COFF/CoffHostBinary.h"
 #include "kpack/Convert.h"
 #include "kpack/KpackReady.h"
+#include "kpack/MetadataRoom.h"
 
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/StringExtras.h"
@@ -142,12 +142,12 @@ void addLldLinkSideOutputs(const LinkerArgs &Linker,
 }
 
 /// A PE link (lld's MinGW driver, or lld-link): as an ELF link, every input
-/// is made kpack-ready first (fat COFF objects and archive members rewritten,
-/// InputRewriter.h), so lld never lays out device code: the image has `.kpackrf`
-/// (the key records) and no `.hip_fat`, and finalize turns the wrappers into
-/// HIPK and the key records into the metadata (Finalize.h). An image that
-/// still has `.hip_fat` (device code from an input ld.kpack did not see) and
-/// no key records is converted after the link instead.
+/// is made kpack-ready first (fat COFF objects and archive members
+/// rewritten, InputRewriter.h), so lld never lays out device code: the image
+/// has `.kpackrf` (the key records) and no `.hip_fat`, and finalize turns the
+/// wrappers into HIPK and the key records into the metadata (Finalize.h). An
+/// image that still has `.hip_fat` (device code from an input ld.kpack did
+/// not see) and no key records is converted after the link instead.
 Expected<int> runPeKpackLink(const KpackOptions &Kpack, const LinkerArgs &Linker,
                              TempDir &Temp) {
   if (Linker.Relocatable)

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kpack/CodeObjectCheck.h"
-#include "kpack/HostRewrite.h"
 #include "kpack/HostBinary.h"
+#include "kpack/HostRewrite.h"
 #include "kpack/Metadata.h"
 
 #include "llvm/ADT/StringRef.h"

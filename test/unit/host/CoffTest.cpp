@@ -7,8 +7,8 @@
 // hostImageHoldsDeviceCode).
 
 #include "kpack/COFF/CoffHostBinary.h"
-#include "kpack/HostRewrite.h"
 #include "kpack/HostBinary.h"
+#include "kpack/HostRewrite.h"
 
 #include "llvm/BinaryFormat/COFF.h"
 #include "llvm/Support/Endian.h"

@@ -5,8 +5,9 @@
 // it holds, which fat binary wrappers .hipFatBinSegment holds, and where each
 // wrapper's `binary` pointer lives and what it points at (FORMAT.md §2, §3).
 // Windows PE/COFF images (EXE, DLL) and COFF objects are analyzed into the
-// same result (FORMAT.md §3.4, kpack/COFF/CoffHostBinary.h): .hip_fat/.hipFatB/.kpackrf in
-// images, the long names in objects; addresses are VAs at the preferred base.
+// same result (FORMAT.md §3.4, kpack/COFF/CoffHostBinary.h):
+// .hip_fat/.hipFatB/.kpackrf in images, the long names in objects; addresses
+// are VAs at the preferred base.
 //
 // The analysis keeps no views into the image: bundles are summarized (entries
 // and offsets, no payload copies) so that a 1.3 GB library costs little

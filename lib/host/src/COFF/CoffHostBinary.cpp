@@ -3,7 +3,8 @@
 // analyzeHostBinary for Windows: PE32+ x86-64 images through LLVM's
 // COFFObjectFile (validation, names) and PeImage.h (bounds-checked headers,
 // base relocations), COFF objects through COFFObjectFile and their
-// relocation tables (read here with bounds checks). See kpack/COFF/CoffHostBinary.h.
+// relocation tables (read here with bounds checks). See
+// kpack/COFF/CoffHostBinary.h.
 //
 //===----------------------------------------------------------------------===//
 
